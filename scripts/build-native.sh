@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Builds the native addon and the eSpeak NG helper program with node-gyp, offline:
+# the headers come from the installed Node (its prefix's include/node), never a download.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ -z "${npm_config_nodedir:-}" ]; then
+  export npm_config_nodedir="$(dirname "$(dirname "$(command -v node)")")"
+fi
+if [ ! -f "$npm_config_nodedir/include/node/node_api.h" ]; then
+  echo "lectern: Node's headers are not at $npm_config_nodedir/include/node; set npm_config_nodedir to the Node prefix that has them" >&2
+  exit 1
+fi
+gyp="node_modules/.bin/node-gyp"
+[ -x "$gyp" ] || gyp="$(command -v node-gyp || true)"
+if [ -z "$gyp" ]; then echo "lectern: node-gyp is missing; run npm install first" >&2; exit 1; fi
+"$gyp" rebuild --nodedir="$npm_config_nodedir" --jobs=max --loglevel=error >/dev/null
+echo "lectern: native addon built (build/Release)"

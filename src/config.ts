@@ -1,0 +1,179 @@
+// Environment + command-line flags → typed configuration.
+// This is the only module that reads process.env; everything else receives a Config.
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+export type Env = Record<string, string | undefined>;
+
+/** Flags parsed from the command line: `--data-dir x` → { 'data-dir': 'x' }, `--insecure` → { insecure: true }. */
+export type Flags = Record<string, string | boolean>;
+
+export interface ServiceConfig {
+  /** Where SQLite, uploads, outputs and caches live. */
+  dataDir: string;
+  host: string;
+  port: number;
+  /** postgres://… → PostgreSQL store; unset → SQLite in dataDir. */
+  databaseUrl: string | null;
+  /** redis://… → BullMQ queue, Redis KV and pub/sub; unset → embedded queue/KV/events. */
+  redisUrl: string | null;
+  /** Comma-separated GPU inference servers; empty → speech runs locally. */
+  gpuServerUrls: string[];
+  modelsDir: string;
+  /** Largest accepted upload in bytes (413 above). */
+  maxUploadBytes: number;
+  /** Pipeline jobs one worker process runs at once. */
+  workerConcurrency: number;
+  /** `serve` runs the worker in-process (embedded default) unless told not to. */
+  embeddedWorker: boolean;
+  /** Embedded queue: how long a lease lasts without a heartbeat before another worker may take the task. */
+  leaseMs: number;
+  heartbeatMs: number;
+  tts: { backend: string; voice: string | null };
+  logLevel: string;
+}
+
+export interface GpuServerConfig {
+  host: string;
+  port: number;
+  backend: string | null;
+  device: 'cpu' | 'cuda';
+  maxBatch: number;
+  batchWindowMs: number;
+  aligner: string;
+  lipsyncProvider: string;
+  modelsDir: string;
+  workers: number;
+  dataDir: string;
+  /** Finished lip-sync results nobody fetched are removed after this long. */
+  lipsyncTtlMs: number;
+  maxUploadBytes: number;
+  logLevel: string;
+}
+
+export interface ToolPaths {
+  ffmpeg: string;
+  ffprobe: string;
+  espeak: string;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+function str(flags: Flags, flag: string, env: Env, envName: string): string | undefined {
+  const f = flags[flag];
+  if (typeof f === 'string') return f;
+  const e = env[envName];
+  return e === undefined || e === '' ? undefined : e;
+}
+
+function int(value: string | undefined, fallback: number, name: string, min = 0, max = Number.MAX_SAFE_INTEGER): number {
+  if (value === undefined) return fallback;
+  if (!/^-?\d+$/.test(value.trim())) throw new ConfigError(`${name} must be an integer, got "${value}"`);
+  const n = Number(value);
+  if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
+  return n;
+}
+
+function bool(flags: Flags, flag: string, env: Env, envName: string, fallback: boolean): boolean {
+  const f = flags[flag];
+  if (f !== undefined) return f === true || f === 'true' || f === '1';
+  const e = env[envName];
+  if (e === undefined || e === '') return fallback;
+  return e === '1' || e.toLowerCase() === 'true' || e.toLowerCase() === 'yes';
+}
+
+export function loadServiceConfig(flags: Flags = {}, env: Env = process.env): ServiceConfig {
+  const dataDir = path.resolve(str(flags, 'data-dir', env, 'LECTERN_DATA_DIR') ?? path.join(PROJECT_ROOT, 'data'));
+  const gpu = str(flags, 'gpu-server-url', env, 'LECTERN_GPU_SERVER_URL');
+  const databaseUrl = str(flags, 'database-url', env, 'LECTERN_DATABASE_URL') ?? null;
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError(`LECTERN_DATABASE_URL must be a postgres:// URL, got "${databaseUrl}"`);
+  }
+  const redisUrl = str(flags, 'redis-url', env, 'LECTERN_REDIS_URL') ?? null;
+  if (redisUrl && !/^rediss?:\/\//.test(redisUrl)) {
+    throw new ConfigError(`LECTERN_REDIS_URL must be a redis:// URL, got "${redisUrl}"`);
+  }
+  if (Boolean(databaseUrl) !== Boolean(redisUrl)) {
+    throw new ConfigError('the distributed mode needs both LECTERN_DATABASE_URL and LECTERN_REDIS_URL (or neither, for the embedded default)');
+  }
+  return {
+    dataDir,
+    host: str(flags, 'host', env, 'LECTERN_HOST') ?? '127.0.0.1',
+    port: int(str(flags, 'port', env, 'LECTERN_PORT'), 8000, 'port', 0, 65535),
+    databaseUrl,
+    redisUrl,
+    gpuServerUrls: gpu ? gpu.split(',').map((u) => u.trim().replace(/\/+$/, '')).filter(Boolean) : [],
+    modelsDir: path.resolve(str(flags, 'models-dir', env, 'LECTERN_MODELS_DIR') ?? path.join(PROJECT_ROOT, 'models')),
+    maxUploadBytes: int(str(flags, 'max-upload-bytes', env, 'LECTERN_MAX_UPLOAD_BYTES'), 200 * 1024 * 1024, 'max upload bytes', 1),
+    workerConcurrency: int(str(flags, 'concurrency', env, 'LECTERN_WORKER_CONCURRENCY'), 2, 'worker concurrency', 1, 64),
+    embeddedWorker: !bool(flags, 'no-worker', env, 'LECTERN_NO_EMBEDDED_WORKER', false),
+    leaseMs: int(str(flags, 'lease-ms', env, 'LECTERN_LEASE_MS'), 30_000, 'lease ms', 500),
+    heartbeatMs: int(str(flags, 'heartbeat-ms', env, 'LECTERN_HEARTBEAT_MS'), 10_000, 'heartbeat ms', 100),
+    tts: {
+      backend: str(flags, 'tts-backend', env, 'LECTERN_TTS_BACKEND') ?? 'espeak',
+      voice: str(flags, 'voice', env, 'LECTERN_TTS_VOICE') ?? null,
+    },
+    logLevel: str(flags, 'log-level', env, 'LECTERN_LOG_LEVEL') ?? 'info',
+  };
+}
+
+export function loadGpuServerConfig(flags: Flags = {}, env: Env = process.env): GpuServerConfig {
+  const device = str(flags, 'device', env, 'LECTERN_GPU_DEVICE') ?? 'cpu';
+  if (device !== 'cpu' && device !== 'cuda') throw new ConfigError(`--device must be cpu or cuda, got "${device}"`);
+  const cores = Math.max(1, (globalThis as { navigator?: { hardwareConcurrency?: number } }).navigator?.hardwareConcurrency ?? 2);
+  return {
+    host: str(flags, 'host', env, 'LECTERN_GPU_HOST') ?? '127.0.0.1',
+    port: int(str(flags, 'port', env, 'LECTERN_GPU_PORT'), 8100, 'port', 0, 65535),
+    backend: str(flags, 'backend', env, 'LECTERN_GPU_BACKEND') ?? null,
+    device,
+    maxBatch: int(str(flags, 'max-batch', env, 'LECTERN_GPU_MAX_BATCH'), 8, '--max-batch', 1, 256),
+    batchWindowMs: int(str(flags, 'batch-window-ms', env, 'LECTERN_GPU_BATCH_WINDOW_MS'), 30, '--batch-window-ms', 0, 10_000),
+    aligner: str(flags, 'aligner', env, 'LECTERN_GPU_ALIGNER') ?? 'dtw',
+    lipsyncProvider: str(flags, 'lipsync-provider', env, 'LECTERN_GPU_LIPSYNC_PROVIDER') ?? 'auto',
+    modelsDir: path.resolve(str(flags, 'models-dir', env, 'LECTERN_MODELS_DIR') ?? path.join(PROJECT_ROOT, 'models')),
+    workers: int(str(flags, 'workers', env, 'LECTERN_GPU_WORKERS'), cores, '--workers', 1, 256),
+    dataDir: path.resolve(str(flags, 'data-dir', env, 'LECTERN_GPU_DATA_DIR') ?? path.join(PROJECT_ROOT, 'data', 'gpu-server')),
+    lipsyncTtlMs: int(str(flags, 'lipsync-ttl-s', env, 'LECTERN_GPU_LIPSYNC_TTL_S'), 3600, '--lipsync-ttl-s', 1) * 1000,
+    maxUploadBytes: int(str(flags, 'max-upload-bytes', env, 'LECTERN_GPU_MAX_UPLOAD_BYTES'), 200 * 1024 * 1024, 'max upload bytes', 1),
+    logLevel: str(flags, 'log-level', env, 'LECTERN_LOG_LEVEL') ?? 'info',
+  };
+}
+
+/** External programs: an explicit path wins, then PATH. */
+export function loadToolPaths(env: Env = process.env): ToolPaths {
+  return {
+    ffmpeg: env.LECTERN_FFMPEG || 'ffmpeg',
+    ffprobe: env.LECTERN_FFPROBE || 'ffprobe',
+    espeak: env.LECTERN_ESPEAK || 'espeak-ng',
+  };
+}
+
+/** Parses `--key value`, `--key=value` and bare `--flag`; the rest are positional. */
+export function parseArgs(argv: string[]): { positional: string[]; flags: Flags } {
+  const positional: string[] = [];
+  const flags: Flags = {};
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a.startsWith('--')) {
+      const eq = a.indexOf('=');
+      if (eq > 0) {
+        flags[a.slice(2, eq)] = a.slice(eq + 1);
+      } else {
+        const next = argv[i + 1];
+        if (next !== undefined && !next.startsWith('--')) {
+          flags[a.slice(2)] = next;
+          i++;
+        } else {
+          flags[a.slice(2)] = true;
+        }
+      }
+    } else {
+      positional.push(a);
+    }
+  }
+  return { positional, flags };
+}

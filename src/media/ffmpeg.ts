@@ -1,0 +1,87 @@
+// ffmpeg / ffprobe as child processes (Debian's packages, or LECTERN_FFMPEG / LECTERN_FFPROBE).
+import { spawn } from 'node:child_process';
+import { loadToolPaths } from '../config.ts';
+
+const tools = loadToolPaths();
+
+export class ToolMissingError extends Error {
+  override name = 'ToolMissingError';
+}
+
+export interface RunResult {
+  stdout: Buffer;
+  stderr: string;
+}
+
+/** Runs a program to completion; rejects with the last stderr line on a non-zero exit. */
+export function runTool(
+  program: string,
+  args: string[],
+  opts: { input?: Buffer; signal?: AbortSignal; what?: string } = {},
+): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(program, args, { stdio: ['pipe', 'pipe', 'pipe'], signal: opts.signal });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on('data', (b: Buffer) => out.push(b));
+    child.stderr.on('data', (b: Buffer) => err.push(b));
+    child.on('error', (e: NodeJS.ErrnoException) => {
+      if (e.code === 'ENOENT') {
+        reject(new ToolMissingError(`${opts.what ?? program} is not installed (looked for "${program}"); run "npm run setup" or set the path in the environment`));
+      } else reject(e);
+    });
+    child.on('close', (code, sig) => {
+      const stderr = Buffer.concat(err).toString('utf8');
+      if (code === 0) return resolve({ stdout: Buffer.concat(out), stderr });
+      const last = stderr.trim().split('\n').filter(Boolean).pop() ?? '';
+      reject(new Error(`${opts.what ?? program} failed (${sig ?? `exit ${code}`}): ${last}`));
+    });
+    child.stdin.on('error', () => {}); // the program may exit before reading all input
+    if (opts.input) child.stdin.end(opts.input);
+    else child.stdin.end();
+  });
+}
+
+export function ffmpeg(args: string[], opts: { input?: Buffer; signal?: AbortSignal } = {}): Promise<RunResult> {
+  return runTool(tools.ffmpeg, ['-hide_banner', '-loglevel', 'error', '-nostdin', ...args], { ...opts, what: 'ffmpeg' });
+}
+
+export interface ProbeResult {
+  durationSeconds: number;
+  formatName: string;
+  streams: Array<{ codec_type: string; codec_name: string; width?: number; height?: number; sample_rate?: string; channels?: number; duration?: string; avg_frame_rate?: string; nb_frames?: string }>;
+  chapters: Array<{ start_time: string; end_time: string; tags?: Record<string, string> }>;
+}
+
+export async function ffprobe(file: string): Promise<ProbeResult> {
+  const { stdout } = await runTool(
+    tools.ffprobe,
+    ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', '-show_chapters', file],
+    { what: 'ffprobe' },
+  );
+  const j = JSON.parse(stdout.toString('utf8')) as { format: { duration?: string; format_name: string }; streams: ProbeResult['streams']; chapters?: ProbeResult['chapters'] };
+  return {
+    durationSeconds: Number(j.format.duration ?? 'NaN'),
+    formatName: j.format.format_name,
+    streams: j.streams,
+    chapters: j.chapters ?? [],
+  };
+}
+
+/** Decodes any audio ffmpeg understands to mono float PCM at `sampleRate`. */
+export async function decodeAudio(input: string | Buffer, sampleRate = 16000, signal?: AbortSignal): Promise<Float32Array> {
+  const src = typeof input === 'string' ? input : 'pipe:0';
+  const { stdout } = await ffmpeg(['-i', src, '-ac', '1', '-ar', String(sampleRate), '-f', 'f32le', 'pipe:1'], {
+    input: typeof input === 'string' ? undefined : input,
+    signal,
+  });
+  const copy = new Uint8Array(stdout.byteLength);
+  copy.set(stdout);
+  return new Float32Array(copy.buffer, 0, Math.floor(copy.byteLength / 4));
+}
+
+/** Checks that ffmpeg and ffprobe run; throws ToolMissingError naming what is missing. */
+export async function checkFfmpeg(): Promise<void> {
+  await runTool(tools.ffmpeg, ['-version'], { what: 'ffmpeg' });
+  await runTool(tools.ffprobe, ['-version'], { what: 'ffprobe' });
+}

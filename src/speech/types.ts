@@ -1,0 +1,81 @@
+// The speech interfaces shared by the worker (local speech) and the GPU server.
+
+export interface WordTiming {
+  word: string;
+  /** Seconds from the start of the audio. */
+  start: number;
+  end: number;
+}
+
+export interface PhonemeTiming {
+  /** The engine's phoneme symbol (eSpeak mnemonic or IPA, as the backend says). */
+  phoneme: string;
+  start: number;
+  end: number;
+}
+
+export interface Language {
+  /** BCP-47 code, e.g. en-US. */
+  code: string;
+  name: string;
+}
+
+export interface SynthesisRequest {
+  text: string;
+  /** BCP-47 language code. */
+  language: string;
+  /** Backend-specific voice id (eSpeak voice, Piper model name[#speaker]); null → the backend's default for the language. */
+  voice?: string | null;
+  /** Reference clip for voice cloning (only for backends with canClone). */
+  refAudio?: Buffer | null;
+  refText?: string | null;
+}
+
+export interface SynthesisOutput {
+  /** Mono PCM, -1..1. */
+  samples: Float32Array;
+  sampleRate: number;
+  /** One entry per whitespace-separated word of the request text (see tokenizeWords), when the engine knows them. */
+  words?: WordTiming[];
+  phonemes?: PhonemeTiming[];
+}
+
+export interface TtsBackend {
+  readonly name: string;
+  /** Audio format the GPU server returns for this backend (`wav`, `mp3`, `opus`). */
+  readonly outputFormat: string;
+  /** Largest text, in UTF-8 bytes, one request may carry. */
+  readonly maxChunkBytes: number;
+  readonly canClone: boolean;
+  /** True when one synthesize() call with several requests runs them in one model call (the batcher's gain). */
+  readonly batched: boolean;
+  languages(): Promise<Language[]>;
+  /**
+   * Synthesizes compatible requests (same voice, language and reference) together.
+   * Returns one output per request, in order.
+   */
+  synthesize(batch: SynthesisRequest[]): Promise<SynthesisOutput[]>;
+  close(): Promise<void>;
+}
+
+export interface Aligner {
+  readonly name: string;
+  /** Word timings for every word of `text` (tokenizeWords), in order, against the audio. */
+  align(samples: Float32Array, sampleRate: number, text: string, language: string): Promise<WordTiming[]>;
+}
+
+export interface Transcriber {
+  readonly name: string;
+  supports(language: string): boolean;
+  transcribe(samples: Float32Array, sampleRate: number, language: string): Promise<string>;
+}
+
+/** A request the client made wrongly for this engine (→ HTTP 422 with this message). */
+export class SpeechInputError extends Error {
+  override name = 'SpeechInputError';
+}
+
+/** A model file or program the engine needs is not installed (→ start-up error or HTTP 503/422). */
+export class MissingModelError extends Error {
+  override name = 'MissingModelError';
+}
