@@ -19,6 +19,8 @@ export interface ServiceConfig {
   databaseUrl: string | null;
   /** redis://… → BullMQ queue, Redis KV and pub/sub; unset → embedded queue/KV/events. */
   redisUrl: string | null;
+  /** PostgreSQL schema and Redis key prefix, so several installs (or test runs) share one server. */
+  namespace: string;
   /** Comma-separated GPU inference servers; empty → speech runs locally. */
   gpuServerUrls: string[];
   modelsDir: string;
@@ -86,6 +88,11 @@ function bool(flags: Flags, flag: string, env: Env, envName: string, fallback: b
   return e === '1' || e.toLowerCase() === 'true' || e.toLowerCase() === 'yes';
 }
 
+function namespace(ns: string): string {
+  if (!/^[a-z][a-z0-9_]{0,62}$/.test(ns)) throw new ConfigError(`LECTERN_NAMESPACE must match [a-z][a-z0-9_]*, got "${ns}"`);
+  return ns;
+}
+
 export function loadServiceConfig(flags: Flags = {}, env: Env = process.env): ServiceConfig {
   const dataDir = path.resolve(str(flags, 'data-dir', env, 'LECTERN_DATA_DIR') ?? path.join(PROJECT_ROOT, 'data'));
   const gpu = str(flags, 'gpu-server-url', env, 'LECTERN_GPU_SERVER_URL');
@@ -106,6 +113,7 @@ export function loadServiceConfig(flags: Flags = {}, env: Env = process.env): Se
     port: int(str(flags, 'port', env, 'LECTERN_PORT'), 8000, 'port', 0, 65535),
     databaseUrl,
     redisUrl,
+    namespace: namespace(str(flags, 'namespace', env, 'LECTERN_NAMESPACE') ?? 'lectern'),
     gpuServerUrls: gpu ? gpu.split(',').map((u) => u.trim().replace(/\/+$/, '')).filter(Boolean) : [],
     modelsDir: path.resolve(str(flags, 'models-dir', env, 'LECTERN_MODELS_DIR') ?? path.join(PROJECT_ROOT, 'models')),
     maxUploadBytes: int(str(flags, 'max-upload-bytes', env, 'LECTERN_MAX_UPLOAD_BYTES'), 200 * 1024 * 1024, 'max upload bytes', 1),
