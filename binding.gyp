@@ -7,6 +7,13 @@
       "defines": ["NAPI_VERSION=8", "NODE_ADDON_API_DISABLE_CPP_EXCEPTIONS"],
       "cflags_cc": ["-O3", "-std=c++17", "-fno-exceptions"],
       "cflags_cc!": ["-fno-exceptions", "-std=gnu++17"]
+    },
+    {
+      "target_name": "lectern-espeak",
+      "type": "executable",
+      "sources": ["native/espeak/lectern_espeak.c"],
+      "cflags": ["-O2", "-Wall"],
+      "libraries": ["-lespeak-ng"]
     }
   ]
 }
