@@ -15,7 +15,8 @@
  *   'E' int32 text_position, audio_position_ms          (espeakEVENT_END, end of clause)
  *   'P' int32 audio_position_ms, then the IPA phoneme bytes (espeakEVENT_PHONEME)
  *   'C' int32 byte offset where the clause starts, int32 byte offset after it, then IPA bytes
- *   'V' one voice per line: identifier \t name \t languages (comma-separated)
+ *   'V' one voice per line: identifier \t name \t languages as name:priority, comma-separated
+ *       (a lower priority number means the voice is a better choice for that language)
  *   'X' error message (the request failed; the process stays usable)
  *   'D' end of the answer to one request
  */
@@ -145,7 +146,7 @@ static void do_voices(void) {
     int first = 1;
     while (l && *l && k < (int)sizeof line - 64) {
       const char *name = l + 1;
-      k += snprintf(line + k, sizeof line - k, "%s%s", first ? "" : ",", name);
+      k += snprintf(line + k, sizeof line - k, "%s%s:%d", first ? "" : ",", name, (unsigned char)*l);
       first = 0;
       l = name + strlen(name) + 1;
     }
