@@ -1,0 +1,65 @@
+// Messages between the GPU server's event loop and its pool workers.
+import type { Language, SynthesisRequest, WordTiming } from '../speech/types.ts';
+
+export interface BackendSpec {
+  /** Registry name (espeak, piper) or the name an extra backend module registers under. */
+  name: string;
+  /** file:// URL of a module exporting `createBackend(opts)`; absent → src/speech/tts/registry.ts. */
+  module?: string;
+  voice?: string | null;
+}
+
+export interface WorkerData {
+  device: 'cpu' | 'cuda';
+  modelsDir: string;
+  computeType: string;
+}
+
+export interface BackendInfo {
+  name: string;
+  outputFormat: string;
+  maxChunkBytes: number;
+  canClone: boolean;
+  batched: boolean;
+  languages: Language[];
+}
+
+export type Task =
+  /** Loads the backend; the barrier makes each of the pool's N workers take exactly one of N load tasks. */
+  | { kind: 'load'; backend: BackendSpec; barrier: { counter: SharedArrayBuffer; parties: number; timeoutMs: number } }
+  | { kind: 'synthesize'; backend: BackendSpec; batch: SynthesisRequest[] }
+  | { kind: 'align'; aligner: string; audio: Float32Array; sampleRate: number; text: string; language: string }
+  | { kind: 'transcribe'; transcriber: string; audio: Float32Array; sampleRate: number; language: string };
+
+export interface SynthesizedAudio {
+  /** Encoded in the backend's output format. */
+  audio: Uint8Array;
+  contentType: string;
+  durationSeconds: number;
+  words?: WordTiming[];
+}
+
+export interface TaskStats {
+  /** The model-cache lookup this task made. */
+  model: string;
+  cacheHit: boolean;
+  /** Time inside the engine call (not the load), ms. */
+  modelMs: number;
+  loadMs: number;
+  workerId: number;
+  /** Models this worker holds after the task. */
+  loaded: string[];
+}
+
+export type TaskResult =
+  | { kind: 'load'; info: BackendInfo; stats: TaskStats }
+  | { kind: 'synthesize'; outputs: SynthesizedAudio[]; stats: TaskStats }
+  | { kind: 'align'; words: WordTiming[]; stats: TaskStats }
+  | { kind: 'transcribe'; text: string; stats: TaskStats }
+  | { kind: 'error'; error: TaskErrorShape; stats?: TaskStats };
+
+/** Errors cross the thread boundary as plain objects; `type` restores the class. */
+export interface TaskErrorShape {
+  type: 'input' | 'missing-model' | 'other';
+  message: string;
+}

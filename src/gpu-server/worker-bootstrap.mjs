@@ -1,0 +1,8 @@
+// Piscina worker entry. Worker threads do not inherit the tsx loader reliably (under
+// vitest forks process.execArgv lacks it), so each worker registers tsx itself and
+// then loads the TypeScript handler.
+import { register } from 'tsx/esm/api';
+
+register();
+const mod = await import('./worker.ts');
+export default mod.default;

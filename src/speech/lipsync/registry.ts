@@ -1,0 +1,42 @@
+// Lip-sync providers by name. `auto` picks the best one installed; with none installed
+// the GPU server reports no `lipsync` capability (never a fake provider).
+import { createCommandProvider } from './command.ts';
+import type { LipsyncProvider } from './types.ts';
+
+export interface LipsyncProviderOptions {
+  modelsDir: string;
+  device: 'cpu' | 'cuda';
+  /** The `command` provider's template (LECTERN_LIPSYNC_COMMAND); null/empty → not installed. */
+  command?: string | null;
+  commandPresets?: string[];
+  commandTimeoutMs?: number;
+}
+
+export const LIPSYNC_PROVIDERS = ['command'] as const;
+
+export class LipsyncUnavailableError extends Error {
+  override name = 'LipsyncUnavailableError';
+}
+
+/** Names of the providers usable with these options, best first. */
+export function installedLipsyncProviders(opts: LipsyncProviderOptions): string[] {
+  const out: string[] = [];
+  if (opts.command && opts.command.trim()) out.push('command');
+  return out;
+}
+
+export async function createLipsyncProvider(name: string, opts: LipsyncProviderOptions): Promise<LipsyncProvider> {
+  const resolved = name === 'auto' ? installedLipsyncProviders(opts)[0] : name;
+  if (!resolved) {
+    throw new LipsyncUnavailableError('no lip-sync provider is installed (set LECTERN_LIPSYNC_COMMAND for the command provider)');
+  }
+  switch (resolved) {
+    case 'command':
+      if (!opts.command || !opts.command.trim()) {
+        throw new LipsyncUnavailableError('the command lip-sync provider needs LECTERN_LIPSYNC_COMMAND');
+      }
+      return createCommandProvider({ command: opts.command, presets: opts.commandPresets, timeoutMs: opts.commandTimeoutMs });
+    default:
+      throw new LipsyncUnavailableError(`unknown lip-sync provider "${resolved}" (known: ${LIPSYNC_PROVIDERS.join(', ')}, auto)`);
+  }
+}
