@@ -252,7 +252,7 @@ describe('lip-sync client: cancellation', () => {
   it('a cancel request that fails is best-effort: still LipsyncCancelled, still DELETE', async () => {
     const srv = await setup({ polls: [s('running', 1)] });
     const inner = srv.handler;
-    srv.handler = (req, res) => (req.path.endsWith('/cancel') ? res.socket?.destroy() : inner(req, res));
+    srv.handler = (req, res) => (req.path.endsWith('/cancel') ? void res.socket?.destroy() : inner(req, res));
     const err = await generateLipsync(opts({ shouldCancel: () => srv.count(GET) >= 1 })).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(LipsyncCancelled);
     expect(srv.count(CANCEL)).toBe(1);
