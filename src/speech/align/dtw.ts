@@ -13,6 +13,8 @@ import { SpeechInputError, type Aligner, type WordTiming } from '../types.ts';
 import { tokenizeWords, type WordToken } from '../words.ts';
 
 const RATE = 16000;
+/** Leading cepstra left out of the distance; c0 (loudness) helps find pauses once normalised. */
+const SKIP = 0;
 const HOP_S = 0.01;
 const FEATURES: FeatureOptions = { frameMs: 25, hopMs: 10, nMels: 40, nCoeffs: 13 };
 /** Text per eSpeak request: long enough to keep the helper busy, short enough to bound memory. */
@@ -34,21 +36,21 @@ export interface DtwAlignerOptions {
   useReference?: boolean;
 }
 
-/** Per-frame features with c0 dropped and each dimension normalised (mean 0, variance 1), so loudness and channel differences between TTS and a microphone cancel out. */
+/** Per-frame features with each dimension normalised (mean 0, variance 1), so loudness and channel differences between TTS and a microphone cancel out. */
 function normalise(f: Features): { data: Float32Array; dims: number; frames: number } {
-  const dims = f.dims - 1;
+  const dims = f.dims - SKIP;
   const out = new Float32Array(f.frames * dims);
   for (let d = 0; d < dims; d++) {
     let sum = 0;
     let sq = 0;
     for (let i = 0; i < f.frames; i++) {
-      const v = f.data[i * f.dims + d + 1]!;
+      const v = f.data[i * f.dims + d + SKIP]!;
       sum += v;
       sq += v * v;
     }
     const mean = sum / Math.max(1, f.frames);
     const sd = Math.sqrt(Math.max(1e-9, sq / Math.max(1, f.frames) - mean * mean));
-    for (let i = 0; i < f.frames; i++) out[i * dims + d] = (f.data[i * f.dims + d + 1]! - mean) / sd;
+    for (let i = 0; i < f.frames; i++) out[i * dims + d] = (f.data[i * f.dims + d + SKIP]! - mean) / sd;
   }
   return { data: out, dims, frames: f.frames };
 }
@@ -115,7 +117,7 @@ function chunkTokens(tokens: WordToken[]): WordToken[][] {
   return out;
 }
 
-export async function createDtwAligner(opts: DtwAlignerOptions = {}): Promise<Aligner> {
+export async function createDtwAligner(opts: DtwAlignerOptions = {}): Promise<Aligner & { close(): Promise<void> }> {
   const native: Native = opts.useReference ? reference : nativeAddon;
   if (!opts.useReference) nativeAddon.loadNative(); // a clear error now rather than mid-job
   const count = Math.max(1, opts.processes ?? Math.min(4, availableParallelism()));
@@ -182,7 +184,7 @@ export async function createDtwAligner(opts: DtwAlignerOptions = {}): Promise<Al
       // Leading and trailing silence of either signal would only stretch the path's ends.
       const realFloor = percentile(realEnergy, 0.1);
       const realLoud = percentile(realEnergy, 0.95);
-      const realThr = realFloor + 0.35 * (realLoud - realFloor);
+      const realThr = realFloor + 0.15 * (realLoud - realFloor);
       const refThr = (() => {
         const f = percentile(ref.energy, 0.1), l = percentile(ref.energy, 0.95);
         return f + 0.35 * (l - f);
@@ -250,7 +252,9 @@ export async function createDtwAligner(opts: DtwAlignerOptions = {}): Promise<Al
         let s = toReal(rs, 'start');
         let e = re > rs ? toReal(re - 1, 'end') : s;
         s = Math.max(s, prevEnd);
-        e = Math.min(Math.max(e, s), totalFrames);
+        // every word keeps at least one frame, even where the path squeezes it to nothing
+        s = Math.min(s, totalFrames - 1);
+        e = Math.min(Math.max(e, s + 1), totalFrames);
         // A pause the reader made but eSpeak did not lands inside a neighbouring word:
         // trim quiet frames off both edges (never below a few frames of sound).
         const minFrames = 3;
