@@ -104,8 +104,9 @@ export class LipsyncJobTable {
       controller: new AbortController(),
     };
     this.jobs.set(job.id, job);
+    const handle = this.view(job); // `queued` on submission, even when a slot is free and it starts right away
     void this.queue.add(() => this.execute(job, a.provider));
-    return this.view(job);
+    return handle;
   }
 
   private async execute(job: Job, provider: LipsyncProvider): Promise<void> {
