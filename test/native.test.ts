@@ -57,6 +57,11 @@ describe('native addon', () => {
     expect(N.nativeAvailable()).toBe(true);
   });
 
+  it('names the build command when the addon is missing or not an addon', () => {
+    expect(() => N.loadBinding('/nonexistent/lectern_native.node')).toThrow(/could not be loaded.*npm run build:native/);
+    expect(() => N.loadBinding(new URL('./fixtures/speech/jfk.wav', import.meta.url).pathname)).toThrow(N.NativeAddonError);
+  });
+
   describe('resample', () => {
     for (const [from, to] of [[22050, 16000], [16000, 22050], [44100, 16000], [16000, 16001]] as const) {
       it(`agrees with the reference ${from}→${to} on noise`, () => {

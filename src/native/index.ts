@@ -52,18 +52,22 @@ export const addonPath = path.resolve(path.dirname(fileURLToPath(import.meta.url
 let binding: Binding | undefined;
 
 export function loadNative(): Binding {
-  if (binding) return binding;
+  binding ??= loadBinding(addonPath);
+  return binding;
+}
+
+/** Loads and version-checks an addon file; exported so the failure message can be tested. */
+export function loadBinding(file: string): Binding {
   let b: Binding;
   try {
-    b = createRequire(import.meta.url)(addonPath) as Binding;
+    b = createRequire(import.meta.url)(file) as Binding;
   } catch (err) {
     const why = err instanceof Error ? err.message.split('\n')[0] : String(err);
-    throw new NativeAddonError(`the native addon ${addonPath} could not be loaded (${why}); build it with \`npm run build:native\``);
+    throw new NativeAddonError(`the native addon ${file} could not be loaded (${why}); build it with \`npm run build:native\``);
   }
   if (b.abiVersion !== ABI_VERSION) {
-    throw new NativeAddonError(`the native addon at ${addonPath} is out of date (abi ${b.abiVersion}, need ${ABI_VERSION}); rebuild it with \`npm run build:native\``);
+    throw new NativeAddonError(`the native addon at ${file} is out of date (abi ${b.abiVersion}, need ${ABI_VERSION}); rebuild it with \`npm run build:native\``);
   }
-  binding = b;
   return b;
 }
 
