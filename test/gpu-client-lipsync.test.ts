@@ -249,6 +249,26 @@ describe('lip-sync client: cancellation', () => {
     expect(srv.count('GET /lipsync/job-1/result')).toBe(0);
   });
 
+  it('an aborted signal (worker shutting down) ends the wait between polls at once: cancel, then DELETE', async () => {
+    const srv = await setup({ polls: [s('running', 1)] });
+    const ac = new AbortController();
+    const t0 = Date.now();
+    setTimeout(() => ac.abort(), 100);
+    const err = await generateLipsync(opts({ pollIntervalMs: 30_000, signal: ac.signal })).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(LipsyncCancelled);
+    expect(Date.now() - t0).toBeLessThan(5000);
+    expect(srv.count(GET)).toBe(1);
+    expect(srv.count(CANCEL)).toBe(1);
+    expect(srv.count(DELETE)).toBe(1);
+  });
+
+  it('a throwing callback still leads to DELETE', async () => {
+    const srv = await setup({ polls: [s('running', 1)] });
+    const err = await generateLipsync(opts({ onStatus: () => { throw new Error('callback broke'); } })).catch((e: unknown) => e);
+    expect((err as Error).message).toBe('callback broke');
+    expect(srv.count(DELETE)).toBe(1);
+  });
+
   it('a cancel request that fails is best-effort: still LipsyncCancelled, still DELETE', async () => {
     const srv = await setup({ polls: [s('running', 1)] });
     const inner = srv.handler;

@@ -36,6 +36,11 @@ export interface LipsyncOptions {
   shouldCancel?: () => boolean | Promise<boolean>;
   /** Called after each successful poll with the server's elapsed generation seconds. */
   onStatus?: (elapsedSeconds: number, status: LipsyncStatus) => void;
+  /**
+   * Aborting (e.g. the worker shutting down) stops the job like a cancel: best-effort cancel
+   * on the server, DELETE, then LipsyncCancelled; the wait between polls ends at once.
+   */
+  signal?: AbortSignal;
   /** Called once the server has accepted the job (not for the legacy protocol). */
   onAccepted?: (lipsyncId: string) => void;
   token?: string;
@@ -66,7 +71,7 @@ export async function generateLipsync(opts: LipsyncOptions): Promise<LipsyncResu
   const { serverUrl, token } = opts;
   const pollIntervalMs = opts.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
   const timeoutMs = opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
-  const shouldCancel = async () => (opts.shouldCancel ? Boolean(await opts.shouldCancel()) : false);
+  const shouldCancel = async () => Boolean(opts.signal?.aborted) || (opts.shouldCancel ? Boolean(await opts.shouldCancel()) : false);
 
   const submitReq = { method: 'POST', path: '/lipsync' } as const;
   // Nothing was sent yet: nothing to cancel or delete on the server.
@@ -108,9 +113,9 @@ export async function generateLipsync(opts: LipsyncOptions): Promise<LipsyncResu
 
   const id = submitted.id;
   const enc = encodeURIComponent(id);
-  opts.onAccepted?.(id);
   let deleted = false;
   try {
+    opts.onAccepted?.(id);
     const { elapsed, bytes } = await pollAndDownload(opts, id, enc, started, pollIntervalMs, timeoutMs, shouldCancel);
     deleted = await cleanup(opts, id, enc, timeoutMs);
     return { outputPath: opts.outputPath, bytes, lipsyncId: id, legacy: false, elapsedSeconds: elapsed, deleted };
@@ -146,8 +151,8 @@ async function pollAndDownload(
   };
 
   for (let first = true; ; first = false) {
-    if (!first) await sleep(pollIntervalMs);
-    if (!done) {
+    if (!first) await sleep(pollIntervalMs, undefined, { signal: opts.signal }).catch(() => {}); // an abort is seen just below
+    if (!done || opts.signal?.aborted) {
       if (await shouldCancel()) {
         await requestCancel(opts, id, enc, timeoutMs);
         throw new LipsyncCancelled(serverUrl, requestName(pollReq), id);
