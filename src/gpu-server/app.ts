@@ -204,9 +204,15 @@ export async function buildGpuServer(config: GpuServerSettings, log: Logger): Pr
     };
   };
 
+  // Align/transcribe engines load lazily in the workers; advertise them when their registry is installed.
+  const hasRegistry = (rel: string) => existsSync(new URL(rel, import.meta.url));
+  const canAlign = hasRegistry('../speech/align/registry.ts');
+  const canTranscribe = hasRegistry('../speech/asr/registry.ts');
   const capabilities = (): string[] => {
     if (!info) return [];
-    const caps = ['synthesize', 'transcribe', 'align'];
+    const caps = ['synthesize'];
+    if (canTranscribe) caps.push('transcribe');
+    if (canAlign) caps.push('align');
     if (lipsyncDefault) caps.push('lipsync');
     return caps;
   };

@@ -1,0 +1,85 @@
+// End to end through the GPU server with the real engines: Piper (when its voice is installed),
+// eSpeak NG, and the DTW aligner, on real worker threads.
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROJECT_ROOT, loadGpuServerConfig } from '../src/config.ts';
+import { createLogger } from '../src/log.ts';
+import { decodeWav } from '../src/media/wav.ts';
+import { startGpuServer } from '../src/gpu-server/index.ts';
+import { tempModelsDir } from './helpers/gpu-server-fixture.ts';
+
+const MODELS = path.join(PROJECT_ROOT, 'models');
+const hasPiper = existsSync(path.join(MODELS, 'voices/piper/en_US-joe-medium.onnx'));
+const SENTENCE = 'The quick brown fox jumps over the lazy dog near the riverbank.';
+
+async function start(backend: string | null) {
+  const tmp = tempModelsDir(false);
+  return startGpuServer(
+    { ...loadGpuServerConfig({}, {}), port: 0, backend, workers: 1, modelsDir: MODELS, dataDir: path.join(tmp, 'data'), batchWindowMs: 50 },
+    createLogger('silent', 'gpu-real-test'),
+  );
+}
+
+describe.runIf(hasPiper)('GPU server with Piper (default backend when the voice is installed)', () => {
+  let srv: { url: string; close(): Promise<void> };
+  beforeAll(async () => {
+    srv = await start(null);
+  });
+  afterAll(async () => srv?.close());
+
+  it('chooses piper, batches concurrent sentences, and returns speech-length WAV', async () => {
+    const h = (await (await fetch(`${srv.url}/health`)).json()) as { backend: string; status: string };
+    expect(h).toMatchObject({ backend: 'piper', status: 'ok' });
+    const texts = [SENTENCE, 'A second sentence of ordinary length.', 'And a third one, to fill the batch.'];
+    const res = await Promise.all(
+      texts.map((text) => fetch(`${srv.url}/synthesize`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text, language: 'en-US' }) })),
+    );
+    for (const [i, r] of res.entries()) {
+      expect(r.status).toBe(200);
+      const { samples, sampleRate } = decodeWav(new Uint8Array(await r.arrayBuffer()));
+      const secs = samples.length / sampleRate;
+      const words = texts[i]!.split(' ').length;
+      expect(secs).toBeGreaterThan(words * 0.15);
+      expect(secs).toBeLessThan(words * 0.8);
+    }
+    const metrics = await (await fetch(`${srv.url}/metrics`)).text();
+    expect(metrics).toMatch(/lectern_gpu_batch_size_sum\{backend="piper"\} 3\b/);
+    expect(metrics).toMatch(/lectern_gpu_batch_size_count\{backend="piper"\} 1\b/);
+  });
+
+  it('aligns the synthesized audio to the source words with the dtw aligner, loading it once', async () => {
+    const wav = await (await fetch(`${srv.url}/synthesize`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text: SENTENCE, language: 'en-US' }) })).arrayBuffer();
+    for (let round = 0; round < 2; round++) {
+      const form = new FormData();
+      form.set('audio', new Blob([wav]), 'narration.wav');
+      form.set('text', SENTENCE);
+      form.set('language', 'en-US');
+      const r = await fetch(`${srv.url}/align`, { method: 'POST', body: form });
+      expect(r.status).toBe(200);
+      const { words } = (await r.json()) as { words: Array<{ word: string; start: number; end: number }> };
+      expect(words.map((w) => w.word)).toEqual(SENTENCE.split(' '));
+      for (let i = 1; i < words.length; i++) expect(words[i]!.start).toBeGreaterThanOrEqual(words[i - 1]!.start);
+    }
+    const metrics = await (await fetch(`${srv.url}/metrics`)).text();
+    expect(metrics).toMatch(/lectern_gpu_model_cache_total\{model="align:dtw",result="miss"\} 1\b/);
+    expect(metrics).toMatch(/lectern_gpu_model_cache_total\{model="align:dtw",result="hit"\} 1\b/);
+  });
+});
+
+describe('GPU server with eSpeak NG', () => {
+  it('synthesizes WAV with eSpeak word timings', async () => {
+    const srv = await start('espeak');
+    try {
+      const r = await fetch(`${srv.url}/synthesize`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text: SENTENCE, language: 'en-US' }) });
+      expect(r.status).toBe(200);
+      expect(r.headers.get('content-type')).toBe('audio/wav');
+      const { samples, sampleRate } = decodeWav(new Uint8Array(await r.arrayBuffer()));
+      expect(samples.length / sampleRate).toBeGreaterThan(2);
+      const timings = r.headers.get('x-word-timings');
+      if (timings) expect((JSON.parse(Buffer.from(timings, 'base64').toString()) as unknown[]).length).toBe(SENTENCE.split(' ').length);
+    } finally {
+      await srv.close();
+    }
+  });
+});
