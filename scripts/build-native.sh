@@ -13,5 +13,7 @@ fi
 gyp="node_modules/.bin/node-gyp"
 [ -x "$gyp" ] || gyp="$(command -v node-gyp || true)"
 if [ -z "$gyp" ]; then echo "lectern: node-gyp is missing; run npm install first" >&2; exit 1; fi
-"$gyp" rebuild --nodedir="$npm_config_nodedir" --jobs=max --loglevel=error >/dev/null
+# configure + build (not rebuild): incremental, and never wipes build/ under a running process
+"$gyp" configure --nodedir="$npm_config_nodedir" --loglevel=error >/dev/null
+"$gyp" build --jobs=max --loglevel=error >/dev/null
 echo "lectern: native addon built (build/Release)"

@@ -18,7 +18,9 @@ export function encodeWav(samples: Float32Array, sampleRate: number): Buffer {
 /** WAV bytes (any PCM or float format, any channel count) → mono float samples. */
 export function decodeWav(bytes: Uint8Array): { samples: Float32Array; sampleRate: number } {
   const wav = new WaveFile(bytes);
-  const fmt = wav.fmt as { numChannels: number; sampleRate: number };
+  // Read the format first: toBitDepth() rebuilds the fmt chunk.
+  const { numChannels, sampleRate } = wav.fmt as { numChannels: number; sampleRate: number };
+  const fmt = { numChannels, sampleRate };
   wav.toBitDepth('32f');
   const raw = wav.getSamples(false, Float64Array) as unknown as Float64Array[] | Float64Array;
   const channels = fmt.numChannels > 1 ? (raw as Float64Array[]) : [raw as Float64Array];

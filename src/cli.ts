@@ -1,0 +1,133 @@
+// `lectern <command>`: one entry point for every process Lectern runs.
+import path from 'node:path';
+import { ConfigError, loadGpuServerConfig, loadServiceConfig, parseArgs, type Flags } from './config.ts';
+import { oneLine } from './errors.ts';
+import { createLogger, type Logger } from './log.ts';
+
+const USAGE = `Usage: lectern <command> [options]
+
+Commands:
+  serve        job API, voice API, uploads and events, with the worker in-process
+               (--port 8000 --host 127.0.0.1 --data-dir ./data --no-worker)
+  worker       a pipeline worker consuming the queue (distributed mode: any number)
+  gpu-server   the GPU inference server
+               (--backend piper|espeak --device cpu|cuda --max-batch 8 --batch-window-ms 30
+                --host 127.0.0.1 --port 8100 --aligner dtw --lipsync-provider auto --workers N)
+  run PIPELINE FILE
+               one pipeline without the API: lectern run audio notes.md --out notes.mp3
+               (--language en-US --voice ID --speed 1.0 --data-dir ./data)
+
+Configuration comes from flags and LECTERN_* environment variables (see README.md).`;
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  const { positional, flags } = parseArgs(rest);
+  if (!command || command === 'help' || command === '--help' || flags.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return command ? 0 : 1;
+  }
+  switch (command) {
+    case 'serve':
+      return serve(flags);
+    case 'worker':
+      return worker(flags);
+    case 'gpu-server':
+      return gpuServer(flags);
+    case 'run':
+      return run(positional, flags);
+    default:
+      process.stderr.write(`lectern: unknown command "${command}"\n\n${USAGE}\n`);
+      return 2;
+  }
+}
+
+/** Keeps the process up until SIGINT/SIGTERM, then closes in order. */
+function untilSignal(log: Logger, close: () => Promise<void>): Promise<number> {
+  return new Promise((resolve) => {
+    let stopping = false;
+    const stop = (sig: string) => {
+      if (stopping) return;
+      stopping = true;
+      log.info({ signal: sig }, 'shutting down');
+      close().then(
+        () => resolve(0),
+        (err) => {
+          log.error({ err: oneLine(err) }, 'shutdown failed');
+          resolve(1);
+        },
+      );
+    };
+    process.on('SIGINT', () => stop('SIGINT'));
+    process.on('SIGTERM', () => stop('SIGTERM'));
+  });
+}
+
+async function serve(flags: Flags): Promise<number> {
+  const config = loadServiceConfig(flags);
+  const log = createLogger(config.logLevel, 'lectern');
+  const { startService } = await import('./service.ts');
+  const svc = await startService(config, log);
+  process.stderr.write(`lectern: serving on ${svc.url} (${svc.stores.mode} mode, data in ${config.dataDir})\n`);
+  return untilSignal(log, () => svc.close());
+}
+
+async function worker(flags: Flags): Promise<number> {
+  const config = loadServiceConfig(flags);
+  const log = createLogger(config.logLevel, 'lectern-worker');
+  const { startStandaloneWorker } = await import('./service.ts');
+  const w = await startStandaloneWorker(config, log);
+  return untilSignal(log, () => w.close());
+}
+
+async function gpuServer(flags: Flags): Promise<number> {
+  const config = loadGpuServerConfig(flags);
+  const log = createLogger(config.logLevel, 'lectern-gpu');
+  const { startGpuServer } = await import('./gpu-server/index.ts');
+  const srv = await startGpuServer(config, log);
+  process.stderr.write(`lectern: GPU inference server on ${srv.url}\n`);
+  return untilSignal(log, () => srv.close());
+}
+
+async function run(positional: string[], flags: Flags): Promise<number> {
+  const [pipelineName, file] = positional;
+  if (!pipelineName || !file) {
+    process.stderr.write(`lectern run: give a pipeline and a file, e.g. lectern run audio notes.md\n`);
+    return 2;
+  }
+  const config = loadServiceConfig(flags);
+  const log = createLogger(typeof flags['log-level'] === 'string' ? flags['log-level'] : 'warn', 'lectern-run');
+  const { runPipelineOnFile } = await import('./pipelines/run-file.ts');
+  const controller = new AbortController();
+  process.once('SIGINT', () => controller.abort(new Error('interrupted')));
+  const out = await runPipelineOnFile({
+    config,
+    log,
+    pipeline: pipelineName,
+    file: path.resolve(file),
+    out: typeof flags.out === 'string' ? path.resolve(flags.out) : null,
+    language: typeof flags.language === 'string' ? flags.language : 'en-US',
+    voice: typeof flags.voice === 'string' ? flags.voice : null,
+    speed: typeof flags.speed === 'string' ? Number(flags.speed) : 1,
+    format: typeof flags.format === 'string' ? flags.format : undefined,
+    signal: controller.signal,
+    onProgress: (phase, current, total) => {
+      if (process.stderr.isTTY) process.stderr.write(`\r${phase} ${current}/${total}   `);
+    },
+  });
+  if (process.stderr.isTTY) process.stderr.write('\n');
+  process.stdout.write(`${out.files.join('\n')}\n`);
+  process.stderr.write(`lectern: ${out.duration.toFixed(1)} s of narration → ${out.files[0]}\n`);
+  return 0;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code !== 0 || process.argv[2] === 'run') process.exit(code);
+  },
+  (err) => {
+    const msg = err instanceof ConfigError ? `configuration: ${err.message}` : oneLine(err);
+    process.stderr.write(`lectern: ${msg}\n`);
+    if (process.env.LECTERN_DEBUG) process.stderr.write(`${(err as Error)?.stack}\n`);
+    process.exit(1);
+  },
+);

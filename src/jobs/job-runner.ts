@@ -1,0 +1,150 @@
+// The worker side of a job: take a task from the queue, run its pipeline, record the end.
+// The same code runs in `serve` (embedded) and in any number of `lectern worker` processes.
+import fs from 'node:fs';
+import type { ServiceConfig } from '../config.ts';
+import { oneLine } from '../errors.ts';
+import type { Logger } from '../log.ts';
+import { loadPipeline } from '../pipelines/registry.ts';
+import { JobCancelled, type PipelineContext, type PipelineInput } from '../pipelines/types.ts';
+import { createLocalSpeech, type Speech } from '../speech/local.ts';
+import type { Storage } from '../storage.ts';
+import { cancelKey } from './job-service.ts';
+import type { JobRecord, Progress, Stores, TaskContext } from './types.ts';
+
+/** At most one progress write to the store per this many ms (events go out every time). */
+const PROGRESS_WRITE_MS = 500;
+
+export interface WorkerOptions {
+  config: ServiceConfig;
+  stores: Stores;
+  storage: Storage;
+  log: Logger;
+  /** Overrides the speech services (the GPU client plugs in here). */
+  speech?: () => Promise<Speech>;
+}
+
+export interface RunningWorker {
+  close(): Promise<void>;
+}
+
+export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
+  const { config, stores, log } = opts;
+  let speech: Promise<Speech> | null = null;
+  const getSpeech = () => {
+    speech ??= (opts.speech ?? (() => createLocalSpeech(config.tts.backend, { modelsDir: config.modelsDir, device: 'cpu', voice: config.tts.voice })))();
+    speech.catch(() => (speech = null)); // let a later job retry a failed start
+    return speech;
+  };
+  await stores.queue.consume((jobId, task) => runJob(jobId, task, opts, getSpeech), config.workerConcurrency);
+  log.info({ concurrency: config.workerConcurrency, mode: stores.mode }, 'worker consuming');
+  return {
+    async close() {
+      await stores.queue.close();
+      if (speech) await (await speech.catch(() => null))?.close();
+    },
+  };
+}
+
+export async function runJob(jobId: string, task: TaskContext, opts: WorkerOptions, getSpeech: () => Promise<Speech>): Promise<void> {
+  const { stores, storage } = opts;
+  const log = opts.log.child({ job_id: jobId, task_id: task.taskId, attempt: task.attempt });
+  const existing = await stores.jobs.getJob(jobId);
+  if (!existing) return log.info('job no longer exists; nothing to do');
+  if (existing.status !== 'pending' && existing.status !== 'running') return log.info({ status: existing.status }, 'job already finished');
+
+  const job = await stores.jobs.transition(jobId, ['pending', 'running'], {
+    status: 'running',
+    started_at: existing.started_at ?? new Date().toISOString(),
+    attempts: existing.attempts + 1,
+    error: null,
+  });
+  if (!job) return;
+  if (existing.status === 'running') log.warn('resuming a job whose previous worker stopped');
+  await stores.events.publish(jobId, { type: 'status', status: 'running' });
+
+  const outputDir = storage.outputDir(jobId);
+  await fs.promises.mkdir(outputDir, { recursive: true });
+
+  try {
+    const upload = await stores.jobs.getUpload(String(job.config_json.uploaded_file_id));
+    if (!upload) throw new Error('the job\'s document upload is missing');
+    const ctx = pipelineContext(job, task, opts, outputDir, await getSpeech(), log);
+    ctx.input.document.path = storage.resolve(upload.path);
+    const pipeline = await loadPipeline(job.pipeline_type);
+    const result = await pipeline.run(ctx);
+    await stores.jobs.mergeConfig(jobId, { result });
+    const done = await stores.jobs.transition(jobId, ['running'], {
+      status: 'completed',
+      progress: { phase: 'done', current: 1, total: 1 },
+      finished_at: new Date().toISOString(),
+    });
+    if (!done) {
+      await removeIfDeleted(jobId, opts);
+      return;
+    }
+    await stores.events.publish(jobId, { type: 'status', status: 'completed' });
+    log.info({ output: result.output, duration: result.duration_seconds }, 'job completed');
+  } catch (err) {
+    if (task.signal.aborted) {
+      log.info('worker shutting down; the job goes back to the queue');
+      throw err;
+    }
+    if (await removeIfDeleted(jobId, opts)) return;
+    const error = err instanceof JobCancelled ? 'stopped before any output was made' : oneLine(err);
+    const failed = await stores.jobs.transition(jobId, ['running'], { status: 'failed', error, finished_at: new Date().toISOString() });
+    if (failed) await stores.events.publish(jobId, { type: 'status', status: 'failed', error });
+    log.warn({ err: error }, 'job failed');
+  }
+}
+
+function pipelineContext(job: JobRecord, task: TaskContext, opts: WorkerOptions, outputDir: string, speech: Speech, log: Logger): PipelineContext {
+  const { stores, storage } = opts;
+  const c = job.config_json as Record<string, unknown> & { document: { original_name: string; content_type: string }; options: PipelineInput['options'] };
+  let lastWrite = 0;
+  let pending: Progress | null = null;
+  let timer: NodeJS.Timeout | null = null;
+  const write = () => {
+    timer = null;
+    lastWrite = Date.now();
+    const p = pending;
+    pending = null;
+    if (p) void stores.jobs.updateJob(job.id, { progress: p }).catch((e) => log.warn({ err: oneLine(e) }, 'progress write failed'));
+  };
+  return {
+    input: {
+      jobId: job.id,
+      document: { path: '', originalName: c.document.original_name, contentType: c.document.content_type },
+      language: String(c.language ?? 'en-US'),
+      voiceId: (c.voice_id as string | null) ?? null,
+      options: c.options,
+      title: (c.title as string | null) ?? null,
+    },
+    outputDir,
+    cacheDir: storage.cacheDir,
+    speech,
+    log,
+    progress(phase, current, total) {
+      const p = { phase, current, total };
+      void stores.events.publish(job.id, { type: 'progress', progress: p }).catch(() => undefined);
+      pending = p;
+      // Stage boundaries are written at once; in-stage updates at most every PROGRESS_WRITE_MS.
+      if (current === 0 || current === total || Date.now() - lastWrite >= PROGRESS_WRITE_MS) {
+        if (timer) clearTimeout(timer);
+        write();
+      } else timer ??= setTimeout(write, PROGRESS_WRITE_MS);
+    },
+    async cancelled() {
+      if ((await stores.kv.get(cancelKey(job.id))) !== null) return true;
+      return (await stores.jobs.getJob(job.id)) === null;
+    },
+    signal: task.signal,
+  };
+}
+
+/** A job deleted while it ran: its output dir may have been re-created by the pipeline. */
+async function removeIfDeleted(jobId: string, opts: WorkerOptions): Promise<boolean> {
+  if (await opts.stores.jobs.getJob(jobId)) return false;
+  await opts.storage.removeOutputDir(jobId);
+  opts.log.info({ job_id: jobId }, 'job was deleted while running; output removed');
+  return true;
+}

@@ -1,0 +1,143 @@
+// The job rules of the interface contract (spec §A), independent of HTTP.
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { conflict, invalid, notFound } from '../errors.ts';
+import type { Logger } from '../log.ts';
+import { pipelineAccepts, PIPELINE_OUTPUTS } from '../pipelines/registry.ts';
+import { isId, type Storage } from '../storage.ts';
+import type { JobCreateRequest } from '../api/schemas.ts';
+import type { JobRecord, JobStatus, Stores, UploadRecord } from './types.ts';
+
+/** Seconds a stop request's cancel flag lives (spec §8). */
+export const CANCEL_FLAG_TTL_SECONDS = 24 * 60 * 60;
+export const cancelKey = (jobId: string) => `job:${jobId}:cancel`;
+
+export interface OutputFile {
+  path: string;
+  filename: string;
+  contentType: string;
+}
+
+const CONTENT_TYPES: Record<string, string> = {
+  '.mp3': 'audio/mpeg',
+  '.m4b': 'audio/mp4',
+  '.m4a': 'audio/mp4',
+  '.mp4': 'video/mp4',
+  '.zip': 'application/zip',
+  '.epub': 'application/epub+zip',
+  '.json': 'application/json',
+  '.vtt': 'text/vtt; charset=utf-8',
+};
+
+export function contentTypeFor(file: string): string {
+  return CONTENT_TYPES[path.extname(file).toLowerCase()] ?? 'application/octet-stream';
+}
+
+export class JobService {
+  constructor(
+    private readonly stores: Stores,
+    private readonly storage: Storage,
+    private readonly log: Logger,
+  ) {}
+
+  async create(req: JobCreateRequest): Promise<JobRecord> {
+    // 1. The document must exist (every pipeline reads a document).
+    const doc = await this.upload(req.uploaded_file_id, 'uploaded_file_id');
+    if (doc.kind !== 'document') throw invalid(`uploaded_file_id ${doc.id} is ${doc.kind}, not a document`);
+    // 2. Reference files, when given, must exist and be of the right kind.
+    const refAudio = req.ref_audio_file_id ? await this.upload(req.ref_audio_file_id, 'ref_audio_file_id') : null;
+    if (refAudio && refAudio.kind !== 'audio' && refAudio.kind !== 'video') throw invalid(`ref_audio_file_id ${refAudio.id} is a ${refAudio.kind}, not audio`);
+    const refVideo = req.ref_video_file_id ? await this.upload(req.ref_video_file_id, 'ref_video_file_id') : null;
+    if (refVideo && refVideo.kind !== 'video') throw invalid(`ref_video_file_id ${refVideo.id} is a ${refVideo.kind}, not a video`);
+
+    const accepted = pipelineAccepts(req.pipeline_type, doc, req.options?.format);
+    if (accepted !== true) throw invalid(accepted);
+
+    // 3. config_json from the request, with defaults made explicit so a job re-run later behaves the same.
+    const format = req.options?.format ?? PIPELINE_OUTPUTS[req.pipeline_type][0];
+    const config_json: Record<string, unknown> = {
+      pipeline_type: req.pipeline_type,
+      uploaded_file_id: doc.id,
+      language: req.language ?? 'en-US',
+      voice_id: req.voice_id ?? null,
+      ref_audio_file_id: refAudio?.id ?? null,
+      ref_text: req.ref_text ?? null,
+      ref_video_file_id: refVideo?.id ?? null,
+      title: req.title ?? null,
+      options: { ...req.options, format, speed: req.options?.speed ?? 1 },
+      document: { original_name: doc.original_name, content_type: doc.content_type },
+    };
+    // 4. The record, pending.
+    const id = randomUUID();
+    const upload_ids = [doc.id, refAudio?.id, refVideo?.id].filter((x): x is string => Boolean(x));
+    let job = await this.stores.jobs.createJob({ id, pipeline_type: req.pipeline_type, config_json, upload_ids });
+    // 5. Dispatch with the job id as a string; 6. store the task id.
+    try {
+      const taskId = await this.stores.queue.enqueue(String(id));
+      job = (await this.stores.jobs.updateJob(id, { worker_task_id: taskId })) ?? job;
+    } catch (err) {
+      // A job nobody will ever run must not sit in `pending`.
+      await this.stores.jobs.updateJob(id, { status: 'failed', error: 'could not dispatch the job to the queue', finished_at: new Date().toISOString() });
+      throw err;
+    }
+    this.log.info({ job_id: id, pipeline: req.pipeline_type, task: job.worker_task_id }, 'job created');
+    return job;
+  }
+
+  async get(id: string): Promise<JobRecord> {
+    const job = isId(id) ? await this.stores.jobs.getJob(id) : null;
+    if (!job) throw notFound(`job ${id} not found`);
+    return job;
+  }
+
+  list(q: { status?: JobStatus; limit: number; offset: number }) {
+    return this.stores.jobs.listJobs(q);
+  }
+
+  /** Stops a running job first, deletes the row, then removes the output directory (spec §A). */
+  async delete(id: string): Promise<void> {
+    const job = await this.get(id);
+    if (job.status === 'running' || job.status === 'pending') {
+      await this.stores.kv.set(cancelKey(id), '1', CANCEL_FLAG_TTL_SECONDS);
+      if (job.status === 'pending' && job.worker_task_id) await this.stores.queue.remove(job.worker_task_id).catch(() => false);
+    }
+    await this.stores.jobs.deleteJob(id);
+    await this.storage.removeOutputDir(id);
+    await this.stores.events.publish(id, { type: 'status', status: 'failed', error: 'job deleted' }).catch(() => undefined);
+    this.log.info({ job_id: id }, 'job deleted');
+  }
+
+  async stop(id: string): Promise<void> {
+    const job = await this.get(id);
+    if (job.pipeline_type !== 'lipsync') throw conflict(`job ${id} is a ${job.pipeline_type} job; only lip-sync jobs can be stopped early`);
+    if (job.status !== 'running' && job.status !== 'pending') throw conflict(`job ${id} is ${job.status}, not running`);
+    await this.stores.kv.set(cancelKey(id), '1', CANCEL_FLAG_TTL_SECONDS);
+    this.log.info({ job_id: id }, 'stop requested');
+  }
+
+  /** The job's downloadable output; 409 while it has none. */
+  async output(id: string): Promise<OutputFile> {
+    const job = await this.get(id);
+    const result = job.config_json.result as { output?: string } | undefined;
+    const hasOutput = (job.status === 'completed' || job.status === 'stopped') && typeof result?.output === 'string';
+    if (!hasOutput) throw conflict(`job ${id} is ${job.status} and has no output yet`);
+    const dir = this.storage.outputDir(id);
+    const file = path.resolve(dir, result!.output!);
+    if (!file.startsWith(dir + path.sep)) throw conflict(`job ${id} has no output`);
+    try {
+      await fs.promises.access(file);
+    } catch {
+      throw conflict(`job ${id}'s output file is missing`);
+    }
+    const docName = (job.config_json.document as { original_name?: string } | undefined)?.original_name ?? 'lectern';
+    const stem = path.parse(docName).name.replace(/[^\p{L}\p{N}._ -]+/gu, '_').slice(0, 120) || 'lectern';
+    return { path: file, filename: `${stem}${path.extname(file)}`, contentType: contentTypeFor(file) };
+  }
+
+  private async upload(id: string, field: string): Promise<UploadRecord> {
+    const u = isId(id) ? await this.stores.jobs.getUpload(id) : null;
+    if (!u) throw notFound(`${field}: upload ${id} not found`);
+    return u;
+  }
+}

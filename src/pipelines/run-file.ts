@@ -1,0 +1,82 @@
+// `lectern run`: the same pipeline code as the worker, on a local file, without the API.
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { ServiceConfig } from '../config.ts';
+import type { PipelineType } from '../jobs/types.ts';
+import { PIPELINE_TYPES } from '../jobs/types.ts';
+import type { Logger } from '../log.ts';
+import { sniff, SNIFF_BYTES } from '../media/sniff.ts';
+import { createLocalSpeech } from '../speech/local.ts';
+import { Storage } from '../storage.ts';
+import { loadPipeline, pipelineAccepts } from './registry.ts';
+
+export interface RunFileOptions {
+  config: ServiceConfig;
+  log: Logger;
+  pipeline: string;
+  file: string;
+  /** Where the main output goes; default: beside the input, named after it. */
+  out: string | null;
+  language: string;
+  voice: string | null;
+  speed: number;
+  format?: string;
+  signal: AbortSignal;
+  onProgress?: (phase: string, current: number, total: number) => void;
+}
+
+export async function runPipelineOnFile(o: RunFileOptions): Promise<{ files: string[]; duration: number }> {
+  if (!(PIPELINE_TYPES as readonly string[]).includes(o.pipeline)) throw new Error(`unknown pipeline "${o.pipeline}" (one of ${PIPELINE_TYPES.join(', ')})`);
+  const type = o.pipeline as PipelineType;
+  if (!Number.isFinite(o.speed) || o.speed < 0.5 || o.speed > 2) throw new Error('--speed must be between 0.5 and 2');
+  const fh = await fs.promises.open(o.file, 'r').catch(() => {
+    throw new Error(`cannot read ${o.file}`);
+  });
+  const head = Buffer.alloc(SNIFF_BYTES);
+  const { bytesRead } = await fh.read(head, 0, SNIFF_BYTES, 0);
+  await fh.close();
+  const kind = sniff(head.subarray(0, bytesRead), o.file);
+  if (!kind) throw new Error(`${o.file}: unsupported file type`);
+  const accepted = pipelineAccepts(type, { id: 'file', original_name: path.basename(o.file), size_bytes: 0, content_type: kind.contentType, kind: kind.kind, path: o.file, sha256: '', created_at: '' }, o.format);
+  if (accepted !== true) throw new Error(accepted);
+
+  const storage = new Storage(o.config.dataDir);
+  await storage.init();
+  const workDir = path.join(storage.tmpDir, `run-${randomUUID()}`);
+  await fs.promises.mkdir(workDir, { recursive: true });
+  const speech = await createLocalSpeech(o.config.tts.backend, { modelsDir: o.config.modelsDir, device: 'cpu', voice: o.config.tts.voice });
+  try {
+    const pipeline = await loadPipeline(type);
+    const result = await pipeline.run({
+      input: {
+        jobId: 'cli',
+        document: { path: o.file, originalName: path.basename(o.file), contentType: kind.contentType },
+        language: o.language,
+        voiceId: o.voice,
+        options: { format: o.format ?? 'mp3', speed: o.speed },
+        title: null,
+      },
+      outputDir: workDir,
+      cacheDir: storage.cacheDir,
+      speech,
+      log: o.log,
+      progress: (phase, current, total) => o.onProgress?.(phase, current, total),
+      cancelled: async () => false,
+      signal: o.signal,
+    });
+    const stem = path.join(path.dirname(o.file), path.parse(o.file).name);
+    const main = o.out ?? `${stem}${path.extname(result.output)}`;
+    const files: string[] = [];
+    for (const f of result.files) {
+      // Companions are named after the main output: notes.mp3 → notes.json, notes.vtt.
+      const dest = f === result.output ? main : `${main.slice(0, main.length - path.extname(main).length)}${path.extname(f)}`;
+      await fs.promises.copyFile(path.join(workDir, f), dest);
+      files.push(dest);
+    }
+    return { files, duration: result.duration_seconds ?? 0 };
+  } finally {
+    await speech.close();
+    await fs.promises.rm(workDir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,61 @@
+// `lectern serve` and `lectern worker`: stores, storage, the HTTP app and the worker,
+// put together for one mode or the other, and taken down in order.
+import fs from 'node:fs';
+import type { ServiceConfig } from './config.ts';
+import { buildServiceApp } from './api/app.ts';
+import { createStores } from './jobs/index.ts';
+import { startWorker, type RunningWorker } from './jobs/job-runner.ts';
+import type { Stores } from './jobs/types.ts';
+import type { Logger } from './log.ts';
+import { checkFfmpeg } from './media/ffmpeg.ts';
+import { Storage } from './storage.ts';
+
+export interface RunningService {
+  url: string;
+  stores: Stores;
+  storage: Storage;
+  close(): Promise<void>;
+}
+
+async function prepare(config: ServiceConfig, log: Logger): Promise<{ stores: Stores; storage: Storage }> {
+  await checkFfmpeg();
+  const storage = new Storage(config.dataDir);
+  await storage.init();
+  // Half-written uploads from a crash are never referenced by a record: drop them.
+  for (const f of await fs.promises.readdir(storage.tmpDir)) await fs.promises.rm(`${storage.tmpDir}/${f}`, { recursive: true, force: true }).catch(() => undefined);
+  const stores = await createStores(config, log);
+  return { stores, storage };
+}
+
+export async function startService(config: ServiceConfig, log: Logger): Promise<RunningService> {
+  const { stores, storage } = await prepare(config, log);
+  const app = await buildServiceApp({ stores, storage, log, maxUploadBytes: config.maxUploadBytes });
+  let worker: RunningWorker | null = null;
+  if (config.embeddedWorker) worker = await startWorker({ config, stores, storage, log });
+  await app.listen({ host: config.host, port: config.port });
+  const addr = app.server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : config.port;
+  const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+  log.info({ url, mode: stores.mode, data_dir: config.dataDir, worker: Boolean(worker) }, 'lectern serving');
+  return {
+    url,
+    stores,
+    storage,
+    async close() {
+      await app.close();
+      await worker?.close();
+      await stores.close();
+    },
+  };
+}
+
+export async function startStandaloneWorker(config: ServiceConfig, log: Logger): Promise<{ close(): Promise<void> }> {
+  const { stores, storage } = await prepare(config, log);
+  const worker = await startWorker({ config, stores, storage, log });
+  return {
+    async close() {
+      await worker.close();
+      await stores.close();
+    },
+  };
+}

@@ -1,0 +1,27 @@
+// The speech services a pipeline uses. Locally this is a TTS backend from the registry;
+// with LECTERN_GPU_SERVER_URL set, the same interface is served by the GPU client.
+import type { SynthesisOutput, SynthesisRequest, TtsBackend } from './types.ts';
+import { createTtsBackend, type TtsBackendOptions } from './tts/registry.ts';
+
+export interface Speech {
+  /** Engine name, part of every cache key (a different engine makes different audio). */
+  readonly engine: string;
+  maxChunkBytes(): Promise<number>;
+  synthesize(req: SynthesisRequest): Promise<SynthesisOutput>;
+  close(): Promise<void>;
+}
+
+/** A local backend; requests arriving together are handed to it as one batch. */
+export async function createLocalSpeech(backendName: string, opts: TtsBackendOptions): Promise<Speech> {
+  const backend: TtsBackend = await createTtsBackend(backendName, opts);
+  return {
+    engine: backend.name,
+    maxChunkBytes: async () => backend.maxChunkBytes,
+    async synthesize(req) {
+      const [out] = await backend.synthesize([req]);
+      if (!out) throw new Error(`${backend.name} returned no audio`);
+      return out;
+    },
+    close: () => backend.close(),
+  };
+}
