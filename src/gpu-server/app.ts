@@ -31,7 +31,7 @@ export interface GpuServerOptions {
   lipsyncConcurrency?: number;
   /** Records in the lip-sync table before POST /lipsync answers 503 (default 1000). */
   maxLipsyncJobs?: number;
-  /** Model requests waiting (batcher + pool) before new ones get 503 (default workers × max-batch × 8). */
+  /** Model requests waiting (batcher + pool) before new ones get 503 (default max(256, workers × max-batch × 16)). */
   maxPendingRequests?: number;
   /** Transcriber registry name (default `auto`). */
   transcriber?: string;
@@ -102,7 +102,7 @@ export async function buildGpuServer(config: GpuServerSettings, log: Logger): Pr
     computeType: config.computeType ?? 'fp32',
     maxQueue: Number.MAX_SAFE_INTEGER, // back-pressure is applied per request below
   });
-  const maxPending = config.maxPendingRequests ?? config.workers * config.maxBatch * 8;
+  const maxPending = config.maxPendingRequests ?? Math.max(256, config.workers * config.maxBatch * 16);
   let pending = 0;
 
   let info: BackendInfo | null = null;

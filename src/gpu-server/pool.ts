@@ -1,6 +1,10 @@
 // The piscina pool of worker threads that runs every model call, and the translation of
 // worker results back into typed values and HTTP-mappable errors.
 import { Piscina } from 'piscina';
+// The onnxruntime addon cannot register again once every thread that loaded it has exited
+// ("Module did not self-register"), which happens when a pool is closed and a new one
+// started in the same process. Holding it in the main thread keeps it loaded.
+import 'onnxruntime-node';
 import { HttpError } from '../errors.ts';
 import { MissingModelError, SpeechInputError, type SynthesisRequest } from '../speech/types.ts';
 import type { BackendInfo, BackendSpec, Task, TaskResult, TaskStats, WorkerData } from './tasks.ts';
