@@ -3,16 +3,33 @@ import wavefile from 'wavefile';
 
 const { WaveFile } = wavefile as unknown as { WaveFile: typeof import('wavefile').WaveFile };
 
-/** Mono float samples → 16-bit PCM WAV bytes. */
+/**
+ * Mono float samples → 16-bit PCM WAV bytes. Written directly (a 44-byte header and the
+ * samples): wavefile's encoder takes seconds on long narration, and blocking the event
+ * loop that long would cost a worker its queue lease.
+ */
 export function encodeWav(samples: Float32Array, sampleRate: number): Buffer {
-  const pcm = new Int16Array(samples.length);
+  const dataBytes = samples.length * 2;
+  const buf = Buffer.allocUnsafe(44 + dataBytes);
+  buf.write('RIFF', 0, 'latin1');
+  buf.writeUInt32LE(36 + dataBytes, 4);
+  buf.write('WAVE', 8, 'latin1');
+  buf.write('fmt ', 12, 'latin1');
+  buf.writeUInt32LE(16, 16); // PCM fmt chunk size
+  buf.writeUInt16LE(1, 20); // PCM
+  buf.writeUInt16LE(1, 22); // mono
+  buf.writeUInt32LE(sampleRate, 24);
+  buf.writeUInt32LE(sampleRate * 2, 28); // byte rate
+  buf.writeUInt16LE(2, 32); // block align
+  buf.writeUInt16LE(16, 34); // bits per sample
+  buf.write('data', 36, 'latin1');
+  buf.writeUInt32LE(dataBytes, 40);
+  const pcm = new Int16Array(buf.buffer, buf.byteOffset + 44, samples.length);
   for (let i = 0; i < samples.length; i++) {
-    const s = Math.max(-1, Math.min(1, samples[i]!));
-    pcm[i] = s < 0 ? Math.round(s * 0x8000) : Math.round(s * 0x7fff);
+    const s = samples[i]!;
+    pcm[i] = s <= -1 ? -32768 : s >= 1 ? 32767 : s < 0 ? Math.round(s * 0x8000) : Math.round(s * 0x7fff);
   }
-  const wav = new WaveFile();
-  wav.fromScratch(1, sampleRate, '16', pcm);
-  return Buffer.from(wav.toBuffer());
+  return buf;
 }
 
 /** WAV bytes (any PCM or float format, any channel count) → mono float samples. */

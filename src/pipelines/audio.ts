@@ -4,7 +4,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { readTextDocument } from '../documents/text.ts';
 import { ffmpeg } from '../media/ffmpeg.ts';
-import { encodeWav } from '../media/wav.ts';
 import { tokenizeWords } from '../speech/words.ts';
 import { writeFileAtomic } from '../storage.ts';
 import { narrate, type Narration } from './narrate.ts';
@@ -62,15 +61,14 @@ export const audioPipeline: Pipeline = {
 const round = (t: number) => Math.round(t * 1000) / 1000;
 
 async function renderMp3(ctx: PipelineContext, n: Narration, speed: number, out: string): Promise<number> {
-  const wav = path.join(ctx.outputDir, '.narration.wav');
-  await fs.promises.writeFile(wav, encodeWav(n.samples, n.sampleRate));
+  // Raw float PCM straight into ffmpeg: no intermediate WAV, nothing that blocks the event loop.
+  const pcm = Buffer.from(n.samples.buffer, n.samples.byteOffset, n.samples.byteLength);
   const tmp = `${out}.tmp.mp3`;
   const filters = speed !== 1 ? ['-filter:a', `atempo=${speed}`] : [];
   try {
-    await ffmpeg(['-y', '-i', wav, ...filters, '-ac', '1', '-c:a', 'libmp3lame', '-q:a', '4', tmp], { signal: ctx.signal });
+    await ffmpeg(['-y', '-f', 'f32le', '-ar', String(n.sampleRate), '-ac', '1', '-i', 'pipe:0', ...filters, '-c:a', 'libmp3lame', '-q:a', '4', tmp], { input: pcm, signal: ctx.signal });
     await fs.promises.rename(tmp, out);
   } finally {
-    await fs.promises.rm(wav, { force: true });
     await fs.promises.rm(tmp, { force: true });
   }
   return round(n.samples.length / n.sampleRate / speed);
