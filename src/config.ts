@@ -52,6 +52,12 @@ export interface GpuServerConfig {
   /** Finished lip-sync results nobody fetched are removed after this long. */
   lipsyncTtlMs: number;
   maxUploadBytes: number;
+  /** The `command` lip-sync provider: an operator's generator, with {audio} {video} {output} {preset} placeholders. */
+  lipsyncCommand: string | null;
+  lipsyncCommandPresets: string[];
+  lipsyncCommandTimeoutMs: number;
+  /** Transcription engine (`auto` → whisper when its model is installed, else pocketsphinx). */
+  transcriber: string;
   logLevel: string;
 }
 
@@ -147,6 +153,10 @@ export function loadGpuServerConfig(flags: Flags = {}, env: Env = process.env): 
     dataDir: path.resolve(str(flags, 'data-dir', env, 'LECTERN_GPU_DATA_DIR') ?? path.join(PROJECT_ROOT, 'data', 'gpu-server')),
     lipsyncTtlMs: int(str(flags, 'lipsync-ttl-s', env, 'LECTERN_GPU_LIPSYNC_TTL_S'), 3600, '--lipsync-ttl-s', 1) * 1000,
     maxUploadBytes: int(str(flags, 'max-upload-bytes', env, 'LECTERN_GPU_MAX_UPLOAD_BYTES'), 200 * 1024 * 1024, 'max upload bytes', 1),
+    lipsyncCommand: str(flags, 'lipsync-command', env, 'LECTERN_LIPSYNC_COMMAND') ?? null,
+    lipsyncCommandPresets: (str(flags, 'lipsync-presets', env, 'LECTERN_LIPSYNC_PRESETS') ?? 'default').split(',').map((p) => p.trim()).filter(Boolean),
+    lipsyncCommandTimeoutMs: int(str(flags, 'lipsync-timeout-s', env, 'LECTERN_LIPSYNC_TIMEOUT_S'), 3600, '--lipsync-timeout-s', 1) * 1000,
+    transcriber: str(flags, 'transcriber', env, 'LECTERN_GPU_TRANSCRIBER') ?? 'auto',
     logLevel: str(flags, 'log-level', env, 'LECTERN_LOG_LEVEL') ?? 'info',
   };
 }
