@@ -1,11 +1,41 @@
-// Plain text and Markdown → paragraphs of speakable text. (PDF and EPUB readers, with the
-// full page/block/word model, build on this shape.)
+// Plain text and Markdown → paragraphs of speakable text, and the same mapped to the
+// document model (one page; headings feed the table of contents).
 import fs from 'node:fs';
+import { makeBlock, type DocBlock, type DocumentModel, type TocEntry } from './model.ts';
+
+export interface TextBlockKind {
+  kind: 'heading' | 'paragraph' | 'item' | 'quote';
+  level?: number;
+}
 
 export interface TextDocument {
   title: string | null;
   /** Paragraphs (or headings) in reading order, whitespace-normalised. */
   blocks: string[];
+  /** What each block is, parallel to `blocks`. */
+  kinds: TextBlockKind[];
+}
+
+export async function readTextModel(file: string, contentType: string): Promise<DocumentModel> {
+  const doc = await readTextDocument(file, contentType);
+  const blocks: DocBlock[] = [];
+  const toc: TocEntry[] = [];
+  doc.blocks.forEach((text, i) => {
+    const k = doc.kinds[i] ?? { kind: 'paragraph' };
+    const block = makeBlock(k.kind, text, k.level);
+    if (!block) return;
+    if (k.kind === 'heading') toc.push({ title: block.text, page: 0, level: k.level ?? 1 });
+    blocks.push(block);
+  });
+  return {
+    format: contentType.startsWith('text/markdown') ? 'markdown' : 'text',
+    path: file,
+    title: doc.title,
+    author: null,
+    language: null,
+    pages: [{ index: 0, blocks }],
+    toc,
+  };
 }
 
 export async function readTextDocument(file: string, contentType: string): Promise<TextDocument> {
@@ -18,19 +48,25 @@ export function parsePlainText(raw: string): TextDocument {
     .split(/\n\s*\n/)
     .map((b) => b.replace(/\s+/g, ' ').trim())
     .filter(Boolean);
-  return { title: null, blocks };
+  return { title: null, blocks, kinds: blocks.map(() => ({ kind: 'paragraph' as const })) };
 }
 
 /** Keeps the structure (headings and paragraphs as blocks), strips formatting that is not spoken. */
 export function parseMarkdown(raw: string): TextDocument {
   const blocks: string[] = [];
+  const kinds: TextBlockKind[] = [];
   let title: string | null = null;
   let para: string[] = [];
+  let paraKind: TextBlockKind['kind'] = 'paragraph';
   let inFence = false;
   const flush = () => {
     const text = inline(para.join(' ')).replace(/\s+/g, ' ').trim();
-    if (text) blocks.push(text);
+    if (text) {
+      blocks.push(text);
+      kinds.push({ kind: paraKind });
+    }
     para = [];
+    paraKind = 'paragraph';
   };
   for (const line of raw.split('\n')) {
     if (/^\s*(```|~~~)/.test(line)) {
@@ -47,6 +83,7 @@ export function parseMarkdown(raw: string): TextDocument {
       if (text) {
         if (title === null && heading[1]!.length === 1) title = text;
         blocks.push(text);
+        kinds.push({ kind: 'heading', level: heading[1]!.length });
       }
       continue;
     }
@@ -58,13 +95,15 @@ export function parseMarkdown(raw: string): TextDocument {
     const item = /^\s*(?:[-*+]|\d+[.)])\s+(.*)$/.exec(line);
     if (item) {
       flush();
+      paraKind = 'item';
       para.push(item[1]!);
       continue;
     }
+    if (para.length === 0 && /^\s*>/.test(line)) paraKind = 'quote';
     para.push(line.replace(/^\s*>\s?/, '').replace(/^\s*\|(.*)\|\s*$/, (_, cells: string) => cells.split('|').map((c) => c.trim()).join(', ')));
   }
   flush();
-  return { title, blocks };
+  return { title, blocks, kinds };
 }
 
 function inline(s: string): string {

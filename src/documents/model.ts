@@ -1,0 +1,107 @@
+// One document model for every format: pages (PDF pages, EPUB chapters, a whole text or
+// Markdown file as one page) → blocks → words. A block's words are exactly
+// tokenizeWords(block.text), so a word's identity is (page, block, word index) everywhere:
+// timelines, highlights and read-along clips all point back to the same source word.
+import { tokenizeWords } from '../speech/words.ts';
+
+/** A rectangle on a PDF page in points (1/72 in), origin at the page's top-left corner, y down. */
+export interface WordBox {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
+export interface DocWord {
+  /** The source token, punctuation kept (a hyphenated line-end is joined: "exam-" + "ple" → "example"). */
+  text: string;
+  /** PDF only: the word's box (its first part when hyphenated across lines). */
+  box?: WordBox;
+  /** PDF only: every part of the word (two for a word hyphenated across lines). */
+  boxes?: WordBox[];
+}
+
+export type BlockKind = 'heading' | 'paragraph' | 'item' | 'quote' | 'pre' | 'cell';
+
+export interface DocBlock {
+  kind: BlockKind;
+  /** Heading level 1–6 for headings. */
+  level?: number;
+  /** Whitespace-normalised text; its tokens are `words`. */
+  text: string;
+  words: DocWord[];
+}
+
+export interface DocPage {
+  /** 0-based position in the document (PDF page index, EPUB spine position). */
+  index: number;
+  /** PDF: page size in points (after rotation). */
+  width?: number;
+  height?: number;
+  /** EPUB: the chapter's path inside the book. */
+  href?: string;
+  blocks: DocBlock[];
+}
+
+export interface TocEntry {
+  title: string;
+  /** 0-based index into `pages`. */
+  page: number;
+  /** Nesting depth, 1 for top-level entries. */
+  level: number;
+}
+
+export type DocumentFormat = 'pdf' | 'epub' | 'markdown' | 'text';
+
+export interface DocumentModel {
+  format: DocumentFormat;
+  /** The file it was read from (renderPage reopens PDFs from here). */
+  path: string;
+  title: string | null;
+  author: string | null;
+  /** BCP 47 tag when the document declares one. */
+  language: string | null;
+  pages: DocPage[];
+  toc: TocEntry[];
+}
+
+/** Raised for a document Lectern cannot read; the message is one line, fit for a failed job. */
+export class DocumentError extends Error {
+  override name = 'DocumentError';
+}
+
+export function makeBlock(kind: BlockKind, text: string, level?: number): DocBlock | null {
+  const clean = text.replace(/\s+/g, ' ').trim();
+  if (!clean) return null;
+  const block: DocBlock = { kind, text: clean, words: tokenizeWords(clean).map((t) => ({ text: t.word })) };
+  if (level !== undefined) block.level = level;
+  return block;
+}
+
+export function wordCount(doc: DocumentModel): number {
+  let n = 0;
+  for (const p of doc.pages) for (const b of p.blocks) n += b.words.length;
+  return n;
+}
+
+/** The box in 0..1 page coordinates (origin top-left), for drawing on a page image of any size. */
+export function normaliseBox(box: WordBox, page: DocPage): WordBox {
+  if (!page.width || !page.height) throw new Error(`page ${page.index + 1} has no size (not a PDF page)`);
+  return { x: box.x / page.width, y: box.y / page.height, width: box.width / page.width, height: box.height / page.height };
+}
+
+/** Reads any supported document into the model. contentType is the sniffed type of the upload. */
+export async function readDocument(file: string, contentType: string): Promise<DocumentModel> {
+  const base = contentType.split(';')[0]!.trim();
+  switch (base) {
+    case 'application/pdf':
+      return (await import('./pdf.ts')).readPdf(file);
+    case 'application/epub+zip':
+      return (await import('./epub.ts')).readEpub(file);
+    case 'text/markdown':
+    case 'text/plain':
+      return (await import('./text.ts')).readTextModel(file, base);
+    default:
+      throw new DocumentError(`cannot read ${base} documents (PDF, EPUB, Markdown and plain text are supported)`);
+  }
+}
