@@ -208,6 +208,25 @@ describe.each(MODES)('job API (%s)', (mode) => {
       }
     });
 
+    it('deletes a running job: stopped first, row gone, output directory removed', async () => {
+      const text = Array.from({ length: 120 }, (_, i) => `Paragraph ${i + 1} is here to keep the worker busy for a little while longer.`).join('\n\n');
+      const doc = await upload(url, 'busy.txt', text);
+      const job = (await json(url, 'POST', '/api/jobs', { pipeline_type: 'audio', uploaded_file_id: doc.body.id })).body;
+      await waitFor(async () => {
+        const j = (await json(url, 'GET', `/api/jobs/${job.id}`)).body;
+        return j.status === 'running' && j.progress?.phase === 'synthesize' && j.progress.current > 0;
+      }, 60_000, 'the job to run');
+      const del = await json(url, 'DELETE', `/api/jobs/${job.id}`);
+      expect(del.status).toBe(200);
+      expect((await json(url, 'GET', `/api/jobs/${job.id}`)).status).toBe(404);
+      // The worker notices between chunks and removes anything it wrote after the delete.
+      const out = path.join(t.dataDir, 'outputs', job.id);
+      await waitFor(async () => !fs.existsSync(out), 30_000, 'the output dir to be removed');
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(fs.existsSync(out)).toBe(false);
+      expect((await json(url, 'DELETE', `/api/uploads/${doc.body.id}`)).status).toBe(200);
+    });
+
     it('stops a pending lip-sync job with a 24 h cancel flag; 404 unknown, 409 when not running', async () => {
       // The lip-sync pipeline itself is not in this version; the stop rule is tested on a
       // lip-sync job record placed in the store as a worker of a later version would see it.

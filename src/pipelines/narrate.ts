@@ -38,10 +38,13 @@ export async function narrate(ctx: PipelineContext, chunks: string[], concurrenc
   let cancelled = false;
   ctx.progress('synthesize', 0, chunks.length);
 
-  await Promise.all(
-    chunks.map((text, i) =>
-      queue.add(async () => {
-        if (cancelled || ctx.signal.aborted) return;
+  // onIdle(), not Promise.all over add(): clear() drops queued tasks without settling
+  // their promises, and a failed chunk must still let the chunks in flight finish.
+  let failure: unknown = null;
+  chunks.forEach((text, i) => {
+    void queue
+      .add(async () => {
+        if (cancelled || failure || ctx.signal.aborted) return;
         if (await ctx.cancelled()) {
           cancelled = true;
           queue.clear();
@@ -49,9 +52,14 @@ export async function narrate(ctx: PipelineContext, chunks: string[], concurrenc
         }
         results[i] = await synthesizeCached(ctx, cacheDir, text);
         ctx.progress('synthesize', ++done, chunks.length);
-      }),
-    ),
-  );
+      })
+      .catch((err: unknown) => {
+        failure ??= err;
+        queue.clear();
+      });
+  });
+  await queue.onIdle();
+  if (failure) throw failure;
   if (ctx.signal.aborted) throw ctx.signal.reason ?? new Error('aborted');
   if (cancelled) throw new JobCancelled();
   void input;
