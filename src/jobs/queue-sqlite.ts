@@ -26,6 +26,7 @@ export interface SqliteQueueOptions {
 interface Running {
   taskId: string;
   owner: string;
+  heartbeat: NodeJS.Timeout;
   controller: AbortController;
   done: Promise<void>;
 }
@@ -92,8 +93,10 @@ export class SqliteTaskQueue implements TaskQueue {
       new Promise<void>((resolve) => (timer = setTimeout(resolve, this.closeGraceMs))),
     ]);
     clearTimeout(timer);
-    // Back to the queue at once, rather than waiting for the lease to lapse.
+    // Back to the queue at once, rather than waiting for the lease to lapse. A handler still
+    // running past the grace period no longer holds the task: stop its heartbeat.
     for (const r of running) {
+      clearInterval(r.heartbeat);
       await this.db
         .updateTable('queue_tasks')
         .set({ state: 'queued', owner: null, lease_until: null, updated_at: new Date().toISOString() })
@@ -191,6 +194,6 @@ export class SqliteTaskQueue implements TaskQueue {
       this.running.delete(taskId);
       void this.fill();
     });
-    this.running.set(taskId, { taskId, owner, controller, done });
+    this.running.set(taskId, { taskId, owner, controller, done, heartbeat });
   }
 }
