@@ -2,6 +2,7 @@
 // the GPU server reports no `lipsync` capability (never a fake provider).
 import { createCommandProvider } from './command.ts';
 import type { LipsyncProvider } from './types.ts';
+import { createVisemeProvider, visemeUnavailableReason } from './viseme.ts';
 
 export interface LipsyncProviderOptions {
   modelsDir: string;
@@ -12,7 +13,7 @@ export interface LipsyncProviderOptions {
   commandTimeoutMs?: number;
 }
 
-export const LIPSYNC_PROVIDERS = ['command'] as const;
+export const LIPSYNC_PROVIDERS = ['command', 'viseme'] as const;
 
 export class LipsyncUnavailableError extends Error {
   override name = 'LipsyncUnavailableError';
@@ -22,13 +23,15 @@ export class LipsyncUnavailableError extends Error {
 export function installedLipsyncProviders(opts: LipsyncProviderOptions): string[] {
   const out: string[] = [];
   if (opts.command && opts.command.trim()) out.push('command');
+  // viseme: the CPU generator, installed whenever the face models, ffmpeg and the native addon are.
+  if (visemeUnavailableReason(opts.modelsDir) === null) out.push('viseme');
   return out;
 }
 
 export async function createLipsyncProvider(name: string, opts: LipsyncProviderOptions): Promise<LipsyncProvider> {
   const resolved = name === 'auto' ? installedLipsyncProviders(opts)[0] : name;
   if (!resolved) {
-    throw new LipsyncUnavailableError('no lip-sync provider is installed (set LECTERN_LIPSYNC_COMMAND for the command provider)');
+    throw new LipsyncUnavailableError('no lip-sync provider is installed (set LECTERN_LIPSYNC_COMMAND for the command provider, or put the face models in models/face for the viseme provider)');
   }
   switch (resolved) {
     case 'command':
@@ -36,6 +39,11 @@ export async function createLipsyncProvider(name: string, opts: LipsyncProviderO
         throw new LipsyncUnavailableError('the command lip-sync provider needs LECTERN_LIPSYNC_COMMAND');
       }
       return createCommandProvider({ command: opts.command, presets: opts.commandPresets, timeoutMs: opts.commandTimeoutMs });
+    case 'viseme': {
+      const why = visemeUnavailableReason(opts.modelsDir);
+      if (why) throw new LipsyncUnavailableError(why);
+      return createVisemeProvider({ modelsDir: opts.modelsDir });
+    }
     default:
       throw new LipsyncUnavailableError(`unknown lip-sync provider "${resolved}" (known: ${LIPSYNC_PROVIDERS.join(', ')}, auto)`);
   }

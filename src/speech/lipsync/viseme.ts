@@ -1,0 +1,90 @@
+// The `viseme` lip-sync provider: a CPU generator that needs no download beyond the face
+// models in models/face. Mouth shapes come from the narration audio itself (loudness →
+// jaw/lip opening, spectral balance → lip spread or rounding), because the GPU server's
+// /lipsync receives audio and video only. See viseme/generate.ts for the pipeline.
+// Each generation runs in its own worker thread; cancelling sets a shared flag the
+// generator checks between frame batches, and the worker is terminated if it does not
+// stop within a grace period.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs/promises';
+import { Worker } from 'node:worker_threads';
+import { loadToolPaths } from '../../config.ts';
+import { nativeAvailable } from '../../native/index.ts';
+import { LipsyncAbortedError, type LipsyncProvider } from './types.ts';
+import { checkFaceModels } from './viseme/face.ts';
+import { VISEME_PRESETS, type VisemeStats } from './viseme/generate.ts';
+import type { VisemeWorkerData, VisemeWorkerResult } from './viseme/worker.ts';
+
+export { VISEME_PRESETS } from './viseme/generate.ts';
+
+export interface VisemeProviderOptions {
+  modelsDir: string;
+  /** How long a cancelled worker gets to stop on its own before it is terminated. */
+  cancelGraceMs?: number;
+  /** Called with the timings of each finished generation (bench, logs). */
+  onStats?: (s: VisemeStats) => void;
+}
+
+/** Why the viseme provider cannot run here (face models, ffmpeg, native addon), or null when it can. */
+export function visemeUnavailableReason(modelsDir: string): string | null {
+  try {
+    checkFaceModels(modelsDir);
+  } catch (e) {
+    return (e as Error).message;
+  }
+  const ffmpeg = loadToolPaths().ffmpeg;
+  const r = spawnSync(ffmpeg, ['-version'], { stdio: 'ignore' });
+  if (r.error || r.status !== 0) return `the viseme lip-sync provider needs ffmpeg (looked for "${ffmpeg}")`;
+  if (!nativeAvailable()) return 'the viseme lip-sync provider needs the native addon; build it with `npm run build:native`';
+  return null;
+}
+
+const WORKER_URL = new URL('./viseme/worker-bootstrap.mjs', import.meta.url);
+
+export function createVisemeProvider(opts: VisemeProviderOptions): LipsyncProvider {
+  const why = visemeUnavailableReason(opts.modelsDir);
+  if (why) throw new Error(why);
+  const grace = opts.cancelGraceMs ?? 5000;
+  return {
+    name: 'viseme',
+    presets: () => Object.keys(VISEME_PRESETS),
+    generate(req, signal) {
+      const settings = VISEME_PRESETS[req.preset];
+      if (!settings) return Promise.reject(new Error(`unknown viseme preset "${req.preset}" (known: ${Object.keys(VISEME_PRESETS).join(', ')})`));
+      if (signal.aborted) return Promise.reject(new LipsyncAbortedError('cancelled before start'));
+      const cancel = new SharedArrayBuffer(4);
+      const data: VisemeWorkerData = { ...req, settings, modelsDir: opts.modelsDir, cancel };
+      const worker = new Worker(WORKER_URL, { workerData: data });
+      return new Promise<void>((resolve, reject) => {
+        let result: VisemeWorkerResult | null = null;
+        let killTimer: NodeJS.Timeout | undefined;
+        const onAbort = () => {
+          Atomics.store(new Int32Array(cancel), 0, 1);
+          killTimer = setTimeout(() => void worker.terminate(), grace);
+          killTimer.unref();
+        };
+        signal.addEventListener('abort', onAbort, { once: true });
+        worker.on('message', (m: VisemeWorkerResult) => {
+          result = m;
+        });
+        worker.on('error', (e) => {
+          result ??= { ok: false, aborted: false, message: e.message };
+        });
+        worker.on('exit', () => {
+          signal.removeEventListener('abort', onAbort);
+          if (killTimer) clearTimeout(killTimer);
+          if (signal.aborted) {
+            void fs.rm(req.outputPath, { force: true });
+            return reject(new LipsyncAbortedError('lip-sync generation cancelled'));
+          }
+          if (!result) return reject(new Error('the viseme worker exited without a result'));
+          if (result.ok) {
+            opts.onStats?.(result.stats);
+            return resolve();
+          }
+          reject(result.aborted ? new LipsyncAbortedError(result.message) : new Error(`viseme lip-sync failed: ${result.message}`));
+        });
+      });
+    },
+  };
+}
