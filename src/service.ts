@@ -29,7 +29,13 @@ async function prepare(config: ServiceConfig, log: Logger): Promise<{ stores: St
 
 export async function startService(config: ServiceConfig, log: Logger): Promise<RunningService> {
   const { stores, storage } = await prepare(config, log);
-  const app = await buildServiceApp({ stores, storage, log, maxUploadBytes: config.maxUploadBytes });
+  const app = await buildServiceApp({
+    stores,
+    storage,
+    log,
+    maxUploadBytes: config.maxUploadBytes,
+    speech: { modelsDir: config.modelsDir, gpuServerUrls: config.gpuServerUrls, ttsBackend: config.tts.backend },
+  });
   let worker: RunningWorker | null = null;
   if (config.embeddedWorker) worker = await startWorker({ config, stores, storage, log });
   await app.listen({ host: config.host, port: config.port });

@@ -8,12 +8,15 @@ import { createHttpApp } from './http.ts';
 import { jobRoutes } from './jobs.ts';
 import { JobListResponse, JobResponse, UploadResponse } from './schemas.ts';
 import { uploadRoutes } from './uploads.ts';
+import { voiceRoutes, type VoiceRoutesOptions } from './voices.ts';
 
 export interface ServiceAppOptions {
   stores: Stores;
   storage: Storage;
   log: Logger;
   maxUploadBytes: number;
+  /** What the voice library needs from the config (ServiceConfig.modelsDir, gpuServerUrls, tts.backend). */
+  speech: Pick<VoiceRoutesOptions, 'modelsDir' | 'gpuServerUrls' | 'ttsBackend'>;
 }
 
 export async function buildServiceApp(opts: ServiceAppOptions): Promise<FastifyInstance> {
@@ -29,6 +32,7 @@ export async function buildServiceApp(opts: ServiceAppOptions): Promise<FastifyI
   const service = new JobService(opts.stores, opts.storage, opts.log);
   await uploadRoutes(app, { stores: opts.stores, storage: opts.storage, maxUploadBytes: opts.maxUploadBytes });
   await jobRoutes(app, { service, stores: opts.stores });
+  await voiceRoutes(app, { jobs: opts.stores.jobs, storage: opts.storage, log: opts.log, ...opts.speech });
   app.get('/health', { schema: { summary: 'Liveness and mode', hide: false } }, async () => ({ status: 'ok', mode: opts.stores.mode }));
   return app;
 }

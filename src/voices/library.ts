@@ -1,0 +1,322 @@
+// The voice library: bundled voices with their availability on this install, samples
+// (the reference clip, or a sentence synthesized once and cached), and previews (cached
+// on disk by text, voice, language and reference).
+//
+// Where speech comes from: engine voices (espeak, piper) are synthesized by the local
+// engine even when GPU servers are configured: a preview is one short sentence, and the
+// GPU server runs one backend that need not be the voice's engine. Reference audio (an
+// uploaded clip or a clone voice) goes to a GPU server's /synthesize as multipart
+// (`ref_audio`, `ref_text`), because no local engine here can clone.
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { badGateway, invalid, notFound, notReady } from '../errors.ts';
+import { createGpuClient, GpuClientError, GpuServerError, type GpuClient } from '../gpu-client/index.ts';
+import type { JobStore, UploadRecord } from '../jobs/types.ts';
+import type { Logger } from '../log.ts';
+import { encodeWav } from '../media/wav.ts';
+import { DocumentError, readDocument, type DocumentModel } from '../documents/model.ts';
+import { isId, writeFileAtomic } from '../storage.ts';
+import { MissingModelError, SpeechInputError, type Language } from '../speech/types.ts';
+import { LocalEngines, type LocalEngine } from './engines.ts';
+import { DEFAULT_VOICES_DIR, ManifestError, VoiceManifest, type VoiceEntry } from './manifest.ts';
+import { genericSentence, pickSnippet } from './snippet.ts';
+
+export interface BundledVoice {
+  id: string;
+  name: string;
+  language: string;
+  description: string;
+  ref_text: string;
+  available: boolean;
+}
+
+export interface PreviewRequest {
+  text?: string;
+  language?: string;
+  voice_id?: string;
+  ref_audio_file_id?: string;
+  ref_text?: string;
+  uploaded_file_id?: string;
+}
+
+export interface AudioFile {
+  file: string;
+  contentType: string;
+  filename: string;
+  /** The text spoken (previews): lets a client show which snippet it hears. */
+  text?: string;
+}
+
+export interface VoiceLibraryOptions {
+  modelsDir: string;
+  /** Resolves an upload's stored relative path to an absolute one (Storage.resolve). */
+  resolveUploadPath: (relative: string) => string;
+  jobs: Pick<JobStore, 'getUpload'>;
+  /** Samples and previews are cached under here (data dir/cache). */
+  cacheDir: string;
+  gpuServerUrls: string[];
+  /** Engine for previews with neither a voice nor a reference (ServiceConfig.tts.backend). */
+  defaultEngine?: string;
+  voicesDir?: string;
+  log: Logger;
+  /** An existing client to share (the pool's health checks); else one is made from gpuServerUrls. */
+  gpuClient?: GpuClient | null;
+}
+
+const CONTENT_TYPES: Record<string, string> = { wav: 'audio/wav', mp3: 'audio/mpeg', opus: 'audio/ogg', ogg: 'audio/ogg', flac: 'audio/flac', m4a: 'audio/mp4' };
+/** How long a "some GPU server can clone" answer is trusted before /health is asked again. */
+const CLONING_CHECK_MS = 10_000;
+
+export class VoiceLibrary {
+  readonly manifest: VoiceManifest;
+  readonly engines: LocalEngines;
+  private readonly gpu: GpuClient | null;
+  private readonly ownsGpu: boolean;
+  private cloning: { at: number; value: Promise<boolean> } | null = null;
+  private inFlight = new Map<string, Promise<AudioFile>>();
+
+  constructor(private readonly opts: VoiceLibraryOptions) {
+    this.manifest = new VoiceManifest(opts.voicesDir ?? DEFAULT_VOICES_DIR);
+    this.engines = new LocalEngines(opts.modelsDir);
+    this.ownsGpu = opts.gpuClient === undefined && opts.gpuServerUrls.length > 0;
+    this.gpu = opts.gpuClient ?? (opts.gpuServerUrls.length > 0 ? createGpuClient({ urls: opts.gpuServerUrls, log: opts.log }) : null);
+  }
+
+  /**
+   * Whether some configured GPU server can clone right now: healthy and reporting
+   * `voice_cloning: true` in /health. Cached for 10 s so listing voices stays cheap.
+   */
+  cloningAvailable(): Promise<boolean> {
+    if (!this.gpu) return Promise.resolve(false);
+    if (!this.cloning || Date.now() - this.cloning.at > CLONING_CHECK_MS) {
+      this.cloning = { at: Date.now(), value: this.gpu.checkHealth().then((s) => s.some((x) => x.healthy && x.health?.voice_cloning === true)) };
+    }
+    return this.cloning.value;
+  }
+
+  /** Why a voice cannot be used on this install, or null when it can. */
+  async unavailableReason(v: VoiceEntry): Promise<string | null> {
+    const b = v.backing;
+    if (b.engine === 'espeak') return (await this.engines.espeakVoice(b.voice)) ? null : `eSpeak NG has no voice "${b.voice}"`;
+    if (b.engine === 'piper') {
+      return this.engines.piperModelInstalled(b.model) ? null : `the Piper model ${b.model} is not installed (models/voices/piper/${b.model}.onnx and .onnx.json)`;
+    }
+    if (!fs.existsSync(this.manifest.clipPath(b))) return `its reference clip ${b.ref_audio} is missing from ${this.manifest.dir}`;
+    if (!this.gpu) return 'voice cloning needs a GPU server with a cloning backend (set LECTERN_GPU_SERVER_URL); no local engine can clone';
+    return (await this.cloningAvailable()) ? null : `no configured GPU server (${this.opts.gpuServerUrls.join(', ')}) is up with a voice-cloning backend`;
+  }
+
+  /** The manifest's voices; a missing or broken manifest (with no good version read before) is a 503. */
+  private async entries(): Promise<VoiceEntry[]> {
+    try {
+      return await this.manifest.voices();
+    } catch (e) {
+      if (e instanceof ManifestError) throw notReady(e.message);
+      throw e;
+    }
+  }
+
+  async list(): Promise<BundledVoice[]> {
+    const voices = await this.entries();
+    return Promise.all(
+      voices.map(async (v) => ({
+        id: v.id,
+        name: v.name,
+        language: v.language,
+        description: v.description,
+        ref_text: v.ref_text,
+        available: (await this.unavailableReason(v)) === null,
+      })),
+    );
+  }
+
+  languages(): Promise<Language[]> {
+    return this.engines.languages();
+  }
+
+  private async voice(id: string): Promise<VoiceEntry> {
+    const v = (await this.entries()).find((x) => x.id === id);
+    if (!v) throw notFound(`voice ${id} not found`);
+    return v;
+  }
+
+  /** A voice's sample: its reference clip, or its language's generic sentence in its voice, synthesized once. */
+  async sample(id: string): Promise<AudioFile> {
+    const v = await this.voice(id);
+    const b = v.backing;
+    if (b.engine === 'clone') {
+      // The clip itself is the sample: it needs no cloning backend to be heard.
+      const file = this.manifest.clipPath(b);
+      if (!fs.existsSync(file)) throw notFound(`voice ${id} is not available: its reference clip ${b.ref_audio} is missing`);
+      const ext = path.extname(file).slice(1).toLowerCase();
+      return { file, contentType: CONTENT_TYPES[ext] ?? 'application/octet-stream', filename: `${id}.${ext}` };
+    }
+    const why = await this.unavailableReason(v);
+    if (why) throw notFound(`voice ${id} is not available on this install: ${why}`);
+    const text = genericSentence(v.language) ?? genericSentence('en')!;
+    const key = hash(['sample', JSON.stringify(b), v.language, text]);
+    const file = path.join(this.opts.cacheDir, 'voice-samples', `${key}.wav`);
+    return this.once(key, file, 'audio/wav', `${id}.wav`, async () => this.synthLocal(v, text, v.language));
+  }
+
+  /** Synthesizes (or finds in the cache) a preview; see the module comment for where speech comes from. */
+  async preview(req: PreviewRequest): Promise<AudioFile> {
+    const voice = req.voice_id !== undefined ? await this.voice(req.voice_id) : null;
+    const language = req.language ?? voice?.language ?? 'en-US';
+
+    let reference: { bytes: Buffer; refText: string | null; label: string } | null = null;
+    if (req.ref_audio_file_id !== undefined) {
+      const up = await this.upload(req.ref_audio_file_id);
+      if (up.kind !== 'audio') throw invalid(`ref_audio_file_id ${up.id} is ${up.kind === 'video' ? 'a video' : 'a document'}, not an audio clip`);
+      if (voice && voice.backing.engine !== 'clone') {
+        throw invalid(`voice ${voice.id} uses the ${voice.backing.engine} engine, which cannot clone a voice from reference audio; leave voice_id out to clone the uploaded clip`);
+      }
+      reference = { bytes: await fs.promises.readFile(this.opts.resolveUploadPath(up.path)), refText: req.ref_text?.trim() || null, label: `upload ${up.id}` };
+    } else if (voice?.backing.engine === 'clone') {
+      const clip = this.manifest.clipPath(voice.backing);
+      if (!fs.existsSync(clip)) throw invalid(`voice ${voice.id} is not available: its reference clip ${voice.backing.ref_audio} is missing`);
+      reference = { bytes: await fs.promises.readFile(clip), refText: req.ref_text?.trim() || voice.ref_text, label: `voice ${voice.id}` };
+    }
+    if (voice && !reference) {
+      const why = await this.unavailableReason(voice);
+      if (why) throw invalid(`voice ${voice.id} is not available on this install: ${why}`);
+    }
+
+    const text = req.text?.trim() || (req.uploaded_file_id !== undefined ? await this.snippet(req.uploaded_file_id, language) : null) || genericSentence(language);
+    if (!text) throw invalid(`no generic preview sentence for language "${language}"; send "text"`);
+
+    const engineKey = reference ? 'clone' : voice ? JSON.stringify(voice.backing) : `default:${this.opts.defaultEngine ?? 'espeak'}`;
+    const refKey = reference ? `${createHash('sha256').update(reference.bytes).digest('hex')}:${reference.refText ?? ''}` : '';
+    const key = hash(['preview', text, engineKey, language.toLowerCase(), refKey]);
+    const dir = path.join(this.opts.cacheDir, 'voice-previews');
+
+    const cached = await findCached(dir, key);
+    if (cached) return { ...cached, text };
+    if (!reference) {
+      const made = await this.once(key, path.join(dir, `${key}.wav`), 'audio/wav', 'preview.wav', () => this.synthLocal(voice, text, language));
+      return { ...made, text };
+    }
+    const ref = reference;
+    const made = await this.onceAny(key, async () => {
+      const out = await this.synthCloned(text, language, ref);
+      const ext = out.format;
+      const file = path.join(dir, `${key}.${ext}`);
+      await fs.promises.mkdir(dir, { recursive: true });
+      await writeFileAtomic(file, out.audio);
+      return { file, contentType: CONTENT_TYPES[ext] ?? out.contentType, filename: `preview.${ext}` };
+    });
+    return { ...made, text };
+  }
+
+  /** Text of a document upload → its representative snippet; null when it has no prose. */
+  private async snippet(uploadId: string, language: string): Promise<string | null> {
+    const up = await this.upload(uploadId);
+    if (up.kind !== 'document') throw invalid(`uploaded_file_id ${up.id} is ${up.kind === 'audio' ? 'audio' : 'a video'}, not a document`);
+    let doc: DocumentModel;
+    try {
+      doc = await readDocument(this.opts.resolveUploadPath(up.path), up.content_type);
+    } catch (e) {
+      if (e instanceof DocumentError) throw invalid(`cannot read upload ${up.id} for a preview snippet: ${e.message}`);
+      throw e;
+    }
+    return pickSnippet(documentProse(doc), doc.language ?? language);
+  }
+
+  private async upload(id: string): Promise<UploadRecord> {
+    const up = isId(id) ? await this.opts.jobs.getUpload(id) : null;
+    if (!up) throw notFound(`upload ${id} not found`);
+    return up;
+  }
+
+  private async synthLocal(voice: VoiceEntry | null, text: string, language: string): Promise<Buffer> {
+    let engine: LocalEngine;
+    let engineVoice: string | null = null;
+    if (!voice) engine = (this.opts.defaultEngine ?? 'espeak') as LocalEngine;
+    else if (voice.backing.engine === 'espeak') {
+      engine = 'espeak';
+      engineVoice = await this.engines.espeakVoice(voice.backing.voice);
+    } else if (voice.backing.engine === 'piper') {
+      engine = 'piper';
+      engineVoice = voice.backing.speaker !== undefined ? `${voice.backing.model}#${voice.backing.speaker}` : voice.backing.model;
+    } else throw new Error('clone voices are synthesized through a GPU server');
+    try {
+      const backend = await this.engines.backend(engine);
+      const [out] = await backend.synthesize([{ text, language, voice: engineVoice }]);
+      if (!out || out.samples.length === 0) throw new Error(`${engine} returned no audio`);
+      return encodeWav(out.samples, out.sampleRate);
+    } catch (e) {
+      if (e instanceof SpeechInputError || e instanceof MissingModelError) throw invalid(e.message);
+      throw e;
+    }
+  }
+
+  /**
+   * Per-request cloning on a GPU server. A missing ref_text is produced by /transcribe
+   * here, and only here: this preview really uses the reference audio.
+   */
+  private async synthCloned(text: string, language: string, ref: { bytes: Buffer; refText: string | null; label: string }) {
+    if (!this.gpu) {
+      throw invalid('previewing with reference audio needs a voice-cloning backend on a GPU server: set LECTERN_GPU_SERVER_URL (no local engine here can clone: espeak, piper)');
+    }
+    try {
+      let refText = ref.refText;
+      if (!refText) {
+        refText = (await this.gpu.transcribe(ref.bytes, language)).trim();
+        this.opts.log.info({ reference: ref.label, chars: refText.length }, 'transcribed reference audio for a preview (no ref_text given)');
+      }
+      return await this.gpu.synthesize(text, { language, refAudio: ref.bytes, refText: refText || null });
+    } catch (e) {
+      if (e instanceof GpuServerError && e.status < 500) throw invalid(`GPU server ${e.serverUrl} refused ${e.request}: ${e.detail}`);
+      if (e instanceof GpuClientError) throw badGateway(e.message);
+      throw e;
+    }
+  }
+
+  /** One synthesis per cache file even when many requests ask at once. */
+  private once(key: string, file: string, contentType: string, filename: string, make: () => Promise<Buffer>): Promise<AudioFile> {
+    return this.onceAny(key, async () => {
+      if (!fs.existsSync(file)) {
+        const audio = await make();
+        await fs.promises.mkdir(path.dirname(file), { recursive: true });
+        await writeFileAtomic(file, audio);
+      }
+      return { file, contentType, filename };
+    });
+  }
+
+  private onceAny(key: string, make: () => Promise<AudioFile>): Promise<AudioFile> {
+    let p = this.inFlight.get(key);
+    if (!p) {
+      p = make().finally(() => this.inFlight.delete(key));
+      this.inFlight.set(key, p);
+    }
+    return p;
+  }
+
+  async close(): Promise<void> {
+    if (this.ownsGpu) this.gpu?.close();
+    await this.engines.close();
+  }
+}
+
+/**
+ * The document's blocks for the snippet picker: paragraphs and quotes as they are; every
+ * other block (headings, list items, code, table cells) as an empty string, which ends a
+ * run of prose so a snippet never reads across a heading.
+ */
+export function documentProse(doc: DocumentModel): string[] {
+  return doc.pages.flatMap((p) => p.blocks.map((b) => (b.kind === 'paragraph' || b.kind === 'quote' ? b.text : '')));
+}
+
+function hash(parts: string[]): string {
+  return createHash('sha256').update(JSON.stringify(parts)).digest('hex').slice(0, 40);
+}
+
+async function findCached(dir: string, key: string): Promise<AudioFile | null> {
+  for (const ext of ['wav', 'mp3', 'opus', 'ogg', 'flac']) {
+    const file = path.join(dir, `${key}.${ext}`);
+    if (fs.existsSync(file)) return { file, contentType: CONTENT_TYPES[ext]!, filename: `preview.${ext}` };
+  }
+  return null;
+}
