@@ -47,6 +47,8 @@ export interface TocEntry {
   title: string;
   /** 0-based index into `pages`. */
   page: number;
+  /** 0-based block within the page, where the entry points inside a page (Markdown headings). */
+  block?: number;
   /** Nesting depth, 1 for top-level entries. */
   level: number;
 }

@@ -24,7 +24,7 @@ export async function readTextModel(file: string, contentType: string): Promise<
     const k = doc.kinds[i] ?? { kind: 'paragraph' };
     const block = makeBlock(k.kind, text, k.level);
     if (!block) return;
-    if (k.kind === 'heading') toc.push({ title: block.text, page: 0, level: k.level ?? 1 });
+    if (k.kind === 'heading') toc.push({ title: block.text, page: 0, block: blocks.length, level: k.level ?? 1 });
     blocks.push(block);
   });
   return {

@@ -13,9 +13,10 @@ export function splitSentences(text: string): string[] {
   let cur = '';
   for (let i = 0; i < tokens.length; i++) {
     const t = tokens[i]!;
+    const first = cur.trim() === '';
     cur += t;
     if (/^\s+$/.test(t) || t === '') continue;
-    if (endsSentence(t, tokens[i + 2])) {
+    if (endsSentence(t, tokens[i + 2], first)) {
       sentences.push(cur.trim());
       cur = '';
     }
@@ -24,18 +25,19 @@ export function splitSentences(text: string): string[] {
   return sentences;
 }
 
-function endsSentence(token: string, next: string | undefined): boolean {
+function endsSentence(token: string, next: string | undefined, first: boolean): boolean {
   // Strip closing quotes/brackets to find the terminal punctuation.
   const core = token.replace(/["'”’»)\]]+$/u, '');
   if (!/[.!?…]$/u.test(core)) return false;
+  // A following lower-case word means it was not the end: '"Stop!" he said', 'approx. five', 'wait… then'.
+  if (next !== undefined && /^["'“‘«(\[]*\p{Ll}/u.test(next)) return false;
   if (/[!?…]$/u.test(core)) return true;
   const word = core.slice(0, -1).replace(/^["'“‘«(\[]+/u, '').toLowerCase();
   if (ABBREVIATIONS.has(word)) return false;
-  if (/^[a-z]$/i.test(word)) return false; // initials: "J. Smith"
-  if (/^(\w\.)+\w$/.test(word)) return false; // "e.g", "u.s.a"
-  if (/^https?:\/\//.test(word) || /\w\.\w/.test(word) && !/^\d/.test(word) && /\//.test(word)) return false;
-  // A following lower-case word means the period was not the end ("approx. five").
-  if (next !== undefined && /^[a-z]/.test(next)) return false;
+  if (/^\p{L}$/u.test(word)) return false; // initials: "J. Smith"
+  if (/^(\p{L}\.)+\p{L}$/u.test(word)) return false; // "e.g", "u.s.a"
+  // A numbered heading or list item ("1.", "IV.", "a.") is not a sentence of its own.
+  if (first && /^(\d+(\.\d+)*|[ivxlcdm]+)$/.test(word)) return false;
   return true;
 }
 
