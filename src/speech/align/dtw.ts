@@ -19,6 +19,15 @@ const HOP_S = 0.01;
 const FEATURES: FeatureOptions = { frameMs: 25, hopMs: 10, nMels: 40, nCoeffs: 13 };
 /** Text per eSpeak request: long enough to keep the helper busy, short enough to bound memory. */
 const CHUNK_CHARS = 2000;
+/** Quiet: frame energy below the clip's floor (2nd percentile) + 10 dB (in nats). */
+const QUIET_OVER_FLOOR = Math.log(10);
+/** Frames: a quiet run the mapped gap falls in; a run long enough to be a pause; how far to look for one. */
+const MIN_GAP = 4, MIN_PAUSE = 15, PAUSE_REACH = 20;
+/** Fewest frames a word is trimmed down to. */
+const MIN_WORD = 3;
+const SOUND_RUN = 3;
+/** Frame f covers [f·10, f·10 + 25) ms; its energy speaks for the middle, which is where an edge lies. */
+const EDGE_S = 0.0;
 
 interface Native {
   resample(input: Float32Array, fromRate: number, toRate: number): Float32Array;
@@ -98,6 +107,35 @@ function percentile(values: Float32Array, p: number): number {
   return s[Math.min(s.length - 1, Math.max(0, Math.floor(p * (s.length - 1))))] ?? 0;
 }
 
+/**
+ * eSpeak reads some word pairs as one dictionary entry ("to be", "have been") and sends a
+ * single word event, so the second token comes back with no length. Share the merged span
+ * among its tokens by letter count, each split moved to the nearest phoneme start.
+ */
+export function splitMergedWords(words: WordTiming[], phonemes: { start: number }[]): void {
+  for (let k = 0; k < words.length; ) {
+    let j = k + 1;
+    while (j < words.length && words[j]!.end - words[j]!.start <= 0 && words[j]!.start >= words[k]!.end - 1e-6) j++;
+    if (j - k > 1 && words[k]!.end > words[k]!.start) {
+      const { start, end } = words[k]!;
+      const letters = words.slice(k, j).map((w) => Math.max(1, w.word.replace(/[^\p{L}\p{N}]/gu, '').length));
+      const total = letters.reduce((a, b) => a + b, 0);
+      const starts = phonemes.map((p) => p.start).filter((t) => t > start && t < end);
+      let acc = 0;
+      let prev = start;
+      for (let t = k; t < j; t++) {
+        acc += letters[t - k]!;
+        let cut = t === j - 1 ? end : start + ((end - start) * acc) / total;
+        if (t < j - 1 && starts.length) cut = starts.reduce((a, b) => (Math.abs(b - cut) < Math.abs(a - cut) ? b : a));
+        cut = Math.max(prev, Math.min(end, cut));
+        words[t] = { ...words[t]!, start: prev, end: cut };
+        prev = cut;
+      }
+    }
+    k = j;
+  }
+}
+
 /** Splits the tokens into runs of at most ~CHUNK_CHARS, preferring sentence ends. */
 function chunkTokens(tokens: WordToken[]): WordToken[][] {
   const out: WordToken[][] = [];
@@ -145,7 +183,8 @@ export async function createDtwAligner(opts: DtwAlignerOptions = {}): Promise<Al
           const f32 = new Float32Array(syn.pcm.length);
           for (let i = 0; i < f32.length; i++) f32[i] = syn.pcm[i]! / 32768;
           const pcm16k = native.resample(f32, syn.sampleRate, RATE);
-          const { words } = wordTimingsFromEvents(chunkText, syn);
+          const { words, phonemes } = wordTimingsFromEvents(chunkText, syn);
+          splitMergedWords(words, phonemes);
           parts[c] = {
             feats: native.mfcc(pcm16k, RATE, FEATURES),
             energy: native.frameEnergy(pcm16k, RATE, FEATURES),
@@ -190,6 +229,7 @@ export async function createDtwAligner(opts: DtwAlignerOptions = {}): Promise<Al
         return f + 0.35 * (l - f);
       })();
       const [r0, r1] = speechRange(realEnergy, realThr, 5);
+      const quietThr = percentile(realEnergy, 0.02) + QUIET_OVER_FLOOR;
       const [s0, s1] = speechRange(ref.energy, refThr, 5);
 
       const a = normalise(ref.feats);
@@ -231,36 +271,72 @@ export async function createDtwAligner(opts: DtwAlignerOptions = {}): Promise<Al
         prevFactor = factor;
       }
 
-      // first and last real frame matched to each reference frame
-      const first = new Int32Array(n).fill(-1);
-      const last = new Int32Array(n).fill(-1);
-      for (let k = 0; k < path.length; k += 2) {
-        const i = path[k]!, j = path[k + 1]!;
-        if (first[i]! < 0) first[i] = j;
-        last[i] = j;
-      }
-      const toReal = (refFrame: number, edge: 'start' | 'end'): number => {
-        const i = Math.max(0, Math.min(n - 1, refFrame - s0));
-        return r0 + (edge === 'start' ? first[i]! : last[i]! + 1);
+      // A boundary between reference frames b-1 and b goes to the middle of where the path
+      // crosses between them: where one side's frame is held over many real frames (a pause
+      // or a drawn-out sound only one signal has) this splits the stretch instead of
+      // handing all of it to one word and squeezing the other to a frame.
+      const rowMid = rowCentres(path, n);
+      const toReal = (b: number): number => {
+        const i = Math.max(1, Math.min(n - 1, b - s0));
+        return r0 + (rowMid[i - 1]! + rowMid[i]!) / 2 + 0.5;
       };
 
       const totalFrames = realEnergy.length;
+      const silent = (f: number) => realEnergy[f]! < quietThr;
+      // reference boundaries → real frames, monotone
+      const edges: number[] = [];
+      tokens.forEach((_, k) => {
+        const [rs, re] = ref.bounds[k]!;
+        edges.push(rs - s0 <= 0 ? r0 : toReal(rs), toReal(Math.max(re, rs + 1)));
+      });
+      for (let k = 1; k < edges.length; k++) edges[k] = Math.max(edges[k]!, edges[k - 1]!);
+      const frames = edges.map((x) => Math.max(0, Math.min(totalFrames, Math.round(x))));
+
+      // Pauses the reader made: a quiet run around a word gap becomes the gap, edges at the
+      // speech offset/onset. The run is taken when the mapped gap lies in it, or when it is
+      // long (a pause, not a stop closure) and near.
+      const runAround = (lo: number, hi: number, at: number): [number, number] | null => {
+        let best: [number, number] | null = null;
+        let bestDist = Infinity;
+        for (let f = lo; f < hi; ) {
+          if (!silent(f)) { f++; continue; }
+          let g = f;
+          while (g < hi && silent(g)) g++;
+          const len = g - f;
+          const dist = at < f ? f - at : at > g ? at - g : 0;
+          if ((dist === 0 && len >= MIN_GAP) || (len >= MIN_PAUSE && dist <= PAUSE_REACH)) {
+            if (dist < bestDist) (best = [f, g]), (bestDist = dist);
+          }
+          f = g;
+        }
+        return best;
+      };
+      for (let k = 0; k + 1 < tokens.length; k++) {
+        const endK = frames[2 * k + 1]!, startNext = frames[2 * k + 2]!;
+        const lo = Math.max(frames[2 * k]! + MIN_WORD, 0), hi = Math.min(frames[2 * k + 3]! - MIN_WORD, totalFrames);
+        if (hi <= lo) continue;
+        const run = runAround(lo, hi, Math.round((endK + startNext) / 2));
+        if (run) (frames[2 * k + 1] = run[0]), (frames[2 * k + 2] = run[1]);
+      }
+
       const words: WordTiming[] = [];
       let prevEnd = 0;
       tokens.forEach((tok, k) => {
-        const [rs, re] = ref.bounds[k]!;
-        let s = toReal(rs, 'start');
-        let e = re > rs ? toReal(re - 1, 'end') : s;
-        s = Math.max(s, prevEnd);
+        let s = Math.max(frames[2 * k]!, prevEnd);
+        let e = frames[2 * k + 1]!;
         // every word keeps at least one frame, even where the path squeezes it to nothing
         s = Math.min(s, totalFrames - 1);
         e = Math.min(Math.max(e, s + 1), totalFrames);
-        // A pause the reader made but eSpeak did not lands inside a neighbouring word:
-        // trim quiet frames off both edges (never below a few frames of sound).
-        const minFrames = 3;
-        while (e - s > minFrames && realEnergy[s]! < realThr) s++;
-        while (e - s > minFrames && realEnergy[e - 1]! < realThr) e--;
-        words.push({ word: tok.word, start: s * HOP_S, end: e * HOP_S });
+        // quiet at a word's outer edges (leading/trailing silence, a pause eSpeak made
+        // and the reader did not) is not part of the word
+        // (sound = SOUND_RUN loud frames in a row, so noise blips near the threshold don't stop the trim)
+        const loudRun = (f: number, dir: 1 | -1) => {
+          for (let q = 0; q < SOUND_RUN; q++) if (f + dir * q < 0 || f + dir * q >= totalFrames || silent(f + dir * q)) return false;
+          return true;
+        };
+        while (e - s > MIN_WORD && !loudRun(s, 1)) s++;
+        while (e - s > MIN_WORD && !loudRun(e - 1, -1)) e--;
+        words.push({ word: tok.word, start: s * HOP_S + EDGE_S, end: e * HOP_S + EDGE_S });
         prevEnd = e;
       });
       return words;
