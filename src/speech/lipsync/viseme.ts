@@ -6,7 +6,7 @@
 // generator checks between frame batches, and the worker is terminated if it does not
 // stop within a grace period.
 import { spawnSync } from 'node:child_process';
-import fs from 'node:fs/promises';
+import fs from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { loadToolPaths } from '../../config.ts';
 import { nativeAvailable } from '../../native/index.ts';
@@ -56,34 +56,36 @@ export function createVisemeProvider(opts: VisemeProviderOptions): LipsyncProvid
       const data: VisemeWorkerData = { ...req, settings, modelsDir: opts.modelsDir, cancel };
       const worker = new Worker(WORKER_URL, { workerData: data });
       return new Promise<void>((resolve, reject) => {
-        let result: VisemeWorkerResult | null = null;
+        let settled = false;
         let killTimer: NodeJS.Timeout | undefined;
+        const settle = (err: Error | null) => {
+          if (settled) return;
+          settled = true;
+          signal.removeEventListener('abort', onAbort);
+          if (killTimer) clearTimeout(killTimer);
+          // The answer is in; tearing the thread down (model sessions, loader) needs no waiting.
+          void worker.terminate();
+          if (err) {
+            fs.rmSync(req.outputPath, { force: true }); // the encoder was killed mid-file
+            reject(err);
+          } else resolve();
+        };
         const onAbort = () => {
           Atomics.store(new Int32Array(cancel), 0, 1);
-          killTimer = setTimeout(() => void worker.terminate(), grace);
+          killTimer = setTimeout(() => settle(new LipsyncAbortedError('lip-sync generation cancelled (worker terminated)')), grace);
           killTimer.unref();
         };
         signal.addEventListener('abort', onAbort, { once: true });
         worker.on('message', (m: VisemeWorkerResult) => {
-          result = m;
-        });
-        worker.on('error', (e) => {
-          result ??= { ok: false, aborted: false, message: e.message };
-        });
-        worker.on('exit', () => {
-          signal.removeEventListener('abort', onAbort);
-          if (killTimer) clearTimeout(killTimer);
-          if (signal.aborted) {
-            void fs.rm(req.outputPath, { force: true });
-            return reject(new LipsyncAbortedError('lip-sync generation cancelled'));
+          if (m.ok) {
+            opts.onStats?.(m.stats);
+            settle(signal.aborted ? new LipsyncAbortedError('lip-sync generation cancelled') : null);
+          } else {
+            settle(m.aborted || signal.aborted ? new LipsyncAbortedError(m.message) : new Error(`viseme lip-sync failed: ${m.message}`));
           }
-          if (!result) return reject(new Error('the viseme worker exited without a result'));
-          if (result.ok) {
-            opts.onStats?.(result.stats);
-            return resolve();
-          }
-          reject(result.aborted ? new LipsyncAbortedError(result.message) : new Error(`viseme lip-sync failed: ${result.message}`));
         });
+        worker.on('error', (e) => settle(new Error(`viseme lip-sync failed: ${e.message}`)));
+        worker.on('exit', (code) => settle(signal.aborted ? new LipsyncAbortedError('lip-sync generation cancelled') : new Error(`the viseme worker exited (code ${code}) without a result`)));
       });
     },
   };
