@@ -1,8 +1,8 @@
-// The audio pipeline: document → sentences → chunks → narration (MP3) with a word
-// timeline (JSON) and word cues (WebVTT) beside it.
+// The audio pipeline: document → sentences → chunks → narration (MP3, or M4B with chapter
+// marks from the table of contents) with a word timeline (JSON) and word cues (WebVTT) beside it.
 import fs from 'node:fs';
 import path from 'node:path';
-import { readTextDocument } from '../documents/text.ts';
+import { readDocument, type DocumentModel } from '../documents/model.ts';
 import { ffmpeg } from '../media/ffmpeg.ts';
 import { tokenizeWords } from '../speech/words.ts';
 import { writeFileAtomic } from '../storage.ts';
@@ -10,68 +10,145 @@ import { narrate, type Narration } from './narrate.ts';
 import { chunkSentences, splitSentences } from './segment.ts';
 import type { Pipeline, PipelineContext, PipelineResult } from './types.ts';
 
+/** One source word, in document order: (page, block) and its position among the block's words identify it. */
 export interface TimelineWord {
   word: string;
   start: number;
   end: number;
+  /** 1-based page (PDF page, EPUB chapter; 1 for text and Markdown). */
   page: number;
+  /** 0-based block index within the page. */
   block: number;
+}
+
+export interface Chapter {
+  title: string;
+  start: number;
+  end: number;
 }
 
 export const audioPipeline: Pipeline = {
   async run(ctx: PipelineContext): Promise<PipelineResult> {
     const { input } = ctx;
+    const format = input.options.format ?? 'mp3';
+    if (format !== 'mp3' && format !== 'm4b') throw new Error(`the audio pipeline makes mp3 or m4b, not ${format}`);
     ctx.progress('extract', 0, 1);
-    const doc = await readTextDocument(input.document.path, input.document.contentType);
-    if (doc.blocks.length === 0) throw new Error('the document has no text to narrate');
+    const doc = await readDocument(input.document.path, input.document.contentType);
     ctx.progress('extract', 1, 1);
 
     // Chunks never cross a block, so each chunk's words belong to one block.
     ctx.progress('segment', 0, 1);
     const maxBytes = await ctx.speech.maxChunkBytes();
-    const chunks: Array<{ text: string; block: number }> = [];
-    doc.blocks.forEach((block, b) => {
-      for (const text of chunkSentences(splitSentences(block), maxBytes)) chunks.push({ text, block: b });
-    });
+    const chunks: Array<{ text: string; page: number; block: number }> = [];
+    for (const page of doc.pages) {
+      page.blocks.forEach((block, b) => {
+        for (const text of chunkSentences(splitSentences(block.text), maxBytes)) chunks.push({ text, page: page.index, block: b });
+      });
+    }
+    if (chunks.length === 0) throw new Error('the document has no text to narrate');
     ctx.progress('segment', 1, 1);
 
     const narration = await narrate(ctx, chunks.map((c) => c.text));
-    const timeline: TimelineWord[] = narration.words.map((w) => ({ word: w.word, start: round(w.start), end: round(w.end), page: 1, block: chunks[w.chunk]!.block }));
+    const timeline: TimelineWord[] = narration.words.map((w) => {
+      const c = chunks[w.chunk]!;
+      return { word: w.word, start: round(w.start), end: round(w.end), page: c.page + 1, block: c.block };
+    });
     const expected = chunks.reduce((n, c) => n + tokenizeWords(c.text).length, 0);
     if (timeline.length !== expected) throw new Error(`timeline has ${timeline.length} words, the text ${expected}`);
 
     ctx.progress('render', 0, 1);
     const speed = input.options.speed ?? 1;
-    const duration = await renderMp3(ctx, narration, speed, path.join(ctx.outputDir, 'narration.mp3'));
     const scaled = timeline.map((w) => ({ ...w, start: round(w.start / speed), end: round(w.end / speed) }));
-    await writeFileAtomic(path.join(ctx.outputDir, 'timeline.json'), JSON.stringify({ title: doc.title ?? input.title, duration, words: scaled }));
+    const title = doc.title ?? input.title;
+    const output = `narration.${format}`;
+    const duration = round(narration.samples.length / narration.sampleRate / speed);
+    const chapters = format === 'm4b' ? chapterMarks(doc, scaled, duration, title) : [];
+    await renderAudio(ctx, narration, speed, path.join(ctx.outputDir, output), format, { title, author: doc.author, chapters });
+    await writeFileAtomic(path.join(ctx.outputDir, 'timeline.json'), JSON.stringify({ title, author: doc.author, duration, pages: doc.pages.length, chapters, words: scaled }));
     await writeFileAtomic(path.join(ctx.outputDir, 'narration.vtt'), toWebVtt(scaled));
     ctx.progress('render', 1, 1);
     return {
-      output: 'narration.mp3',
-      files: ['narration.mp3', 'timeline.json', 'narration.vtt'],
+      output,
+      files: [output, 'timeline.json', 'narration.vtt'],
       duration_seconds: duration,
       words: scaled.length,
       chunks: chunks.length,
+      pages: doc.pages.length,
+      chapters: chapters.length,
       engine: ctx.speech.engine,
     };
   },
 };
 
+/**
+ * Chapters from the table of contents: each entry starts at the first spoken word of its
+ * page (and block, where the entry names one). Entries that land on the same moment keep the
+ * first (the outermost); the first chapter always starts at 0. No TOC → one chapter.
+ */
+export function chapterMarks(doc: Pick<DocumentModel, 'toc'>, words: TimelineWord[], duration: number, title: string | null): Chapter[] {
+  const starts: Array<{ title: string; start: number }> = [];
+  let w = 0;
+  for (const entry of doc.toc) {
+    const page = entry.page + 1;
+    const block = entry.block ?? -1;
+    // TOC entries are in reading order; a backwards one (a broken outline) is searched from the top.
+    if (w >= words.length || words[w]!.page > page || (words[w]!.page === page && words[w]!.block > block && block >= 0)) w = 0;
+    while (w < words.length && (words[w]!.page < page || (words[w]!.page === page && words[w]!.block < block))) w++;
+    if (w >= words.length) continue;
+    const start = words[w]!.start;
+    if (starts.some((s) => Math.abs(s.start - start) < 0.001)) continue;
+    starts.push({ title: entry.title, start });
+  }
+  starts.sort((a, b) => a.start - b.start);
+  if (starts.length === 0) starts.push({ title: title ?? 'Narration', start: 0 });
+  starts[0]!.start = 0;
+  return starts.map((s, i) => ({ title: s.title, start: s.start, end: i + 1 < starts.length ? starts[i + 1]!.start : duration }));
+}
+
 const round = (t: number) => Math.round(t * 1000) / 1000;
 
-async function renderMp3(ctx: PipelineContext, n: Narration, speed: number, out: string): Promise<number> {
+async function renderAudio(
+  ctx: PipelineContext,
+  n: Narration,
+  speed: number,
+  out: string,
+  format: 'mp3' | 'm4b',
+  meta: { title: string | null; author: string | null; chapters: Chapter[] },
+): Promise<void> {
   // Raw float PCM straight into ffmpeg: no intermediate WAV, nothing that blocks the event loop.
   const pcm = Buffer.from(n.samples.buffer, n.samples.byteOffset, n.samples.byteLength);
-  const tmp = `${out}.tmp.mp3`;
+  const tmp = `${out}.tmp.${format}`;
+  const metaFile = `${out}.ffmeta.txt`;
   const filters = speed !== 1 ? ['-filter:a', `atempo=${speed}`] : [];
+  const input = ['-y', '-f', 'f32le', '-ar', String(n.sampleRate), '-ac', '1', '-i', 'pipe:0'];
   try {
-    await ffmpeg(['-y', '-f', 'f32le', '-ar', String(n.sampleRate), '-ac', '1', '-i', 'pipe:0', ...filters, '-c:a', 'libmp3lame', '-q:a', '4', tmp], { input: pcm, signal: ctx.signal });
+    if (format === 'mp3') {
+      await ffmpeg([...input, ...filters, '-c:a', 'libmp3lame', '-q:a', '4', tmp], { input: pcm, signal: ctx.signal });
+    } else {
+      await fs.promises.writeFile(metaFile, ffmetadata(meta));
+      await ffmpeg(
+        [...input, '-i', metaFile, '-map', '0:a', '-map_metadata', '1', '-map_chapters', '1', ...filters, '-c:a', 'aac', '-b:a', '64k', '-movflags', '+faststart', '-f', 'ipod', tmp],
+        { input: pcm, signal: ctx.signal },
+      );
+    }
     await fs.promises.rename(tmp, out);
   } finally {
     await fs.promises.rm(tmp, { force: true });
+    await fs.promises.rm(metaFile, { force: true });
   }
-  return round(n.samples.length / n.sampleRate / speed);
+}
+
+/** ffmpeg's FFMETADATA1 file: book title/author and chapters in milliseconds. */
+export function ffmetadata(meta: { title: string | null; author: string | null; chapters: Chapter[] }): string {
+  const esc = (s: string) => s.replace(/[\\=;#\n]/g, (c) => `\\${c}`);
+  const lines = [';FFMETADATA1'];
+  if (meta.title) lines.push(`title=${esc(meta.title)}`, `album=${esc(meta.title)}`);
+  if (meta.author) lines.push(`artist=${esc(meta.author)}`);
+  lines.push('genre=Audiobook');
+  for (const c of meta.chapters) {
+    lines.push('', '[CHAPTER]', 'TIMEBASE=1/1000', `START=${Math.round(c.start * 1000)}`, `END=${Math.round(c.end * 1000)}`, `title=${esc(c.title)}`);
+  }
+  return `${lines.join('\n')}\n`;
 }
 
 export function toWebVtt(words: TimelineWord[]): string {

@@ -5,13 +5,13 @@ import type { Pipeline } from './types.ts';
 
 /** Output formats per pipeline; the first is the default. */
 export const PIPELINE_OUTPUTS: Record<PipelineType, readonly string[]> = {
-  audio: ['mp3'],
+  audio: ['mp3', 'm4b'],
   highlight: ['mp4', 'reader', 'epub'],
   lipsync: ['reader', 'mp4'],
 };
 
 const DOCUMENT_TYPES: Record<PipelineType, readonly string[]> = {
-  audio: ['text/plain', 'text/markdown'],
+  audio: ['text/plain', 'text/markdown', 'application/pdf', 'application/epub+zip'],
   highlight: [],
   lipsync: [],
 };
