@@ -19,10 +19,12 @@ import { createPocketsphinxTranscriber } from '../src/speech/asr/pocketsphinx.ts
 import { normalizeForWer, wordErrorRate } from '../src/speech/asr/wer.ts';
 import { documentProse } from '../src/voices/library.ts';
 import { DEFAULT_VOICES_DIR, parseManifest, VoiceManifest } from '../src/voices/manifest.ts';
+import { EspeakProcess } from '../src/speech/tts/espeak.ts';
+import { engineVoice } from '../src/voices/resolve.ts';
 import { genericSentence, isProse, pickSnippet, SNIPPET_MAX, SNIPPET_MIN } from '../src/voices/snippet.ts';
 import { readReceived } from './helpers/gpu-clone-test-backend.ts';
 import { startTestGpuServer, type RunningGpuServer } from './helpers/gpu-server-fixture.ts';
-import { json, testEnv, upload, type TestEnv } from './helpers/service.ts';
+import { json, testEnv, upload, waitFor, type TestEnv } from './helpers/service.ts';
 
 const FIX = path.join(import.meta.dirname, 'fixtures');
 const CLONE_BACKEND_URL = new URL('./helpers/gpu-clone-test-backend.ts', import.meta.url).href;
@@ -125,6 +127,33 @@ describe('voice manifest', () => {
     expect(entries.some((e) => e.backing.engine === 'piper')).toBe(true);
   });
 
+  it('every bundled eSpeak NG voice resolves to a voice the engine speaks its generic sentence with', async () => {
+    const m = new VoiceManifest();
+    const proc = new EspeakProcess();
+    try {
+      for (const v of (await m.voices()).filter((x) => x.backing.engine === 'espeak')) {
+        const voice = await engineVoice(v.id, 'espeak', m);
+        expect(voice, v.id).toMatch(/^[a-z]+\/[\w-]+$/);
+        const text = genericSentence(v.language);
+        expect(text, v.id).toBeTruthy();
+        const out = await proc.synth(voice!, text!);
+        expect(out.pcm.length / out.sampleRate, v.id).toBeGreaterThan(1);
+      }
+    } finally {
+      await proc.close();
+    }
+  });
+
+  it('a job voice_id: bundled ids map to the engine voice, other ids pass through, other engines and clones say why', async () => {
+    const m = new VoiceManifest();
+    expect(await engineVoice('piper-en-us-joe', 'piper', m)).toBe('en_US-joe-medium');
+    expect(await engineVoice('piper-en-us-joe', 'gpu:piper', m)).toBe('en_US-joe-medium');
+    expect(await engineVoice('en-us', 'espeak', m)).toBe('en-us');
+    expect(await engineVoice(null, 'espeak', m)).toBeNull();
+    await expect(engineVoice('piper-en-us-joe', 'espeak', m)).rejects.toThrow(/is a piper voice, but this worker narrates with espeak/);
+    await expect(engineVoice('librivox-austen-reader-a', 'espeak', m)).rejects.toThrow(/needs a voice-cloning backend/);
+  });
+
   it('rejects an invalid manifest with the voice and field named', () => {
     expect(() => parseManifest('{"voices":[{"id":"x","name":"X","language":"en","engine":"foo"}]}', 'm.json')).toThrow(/voice "x": engine must be/);
     expect(() => parseManifest('{"voices":[{"id":"x","name":"X","language":"en","engine":"clone","ref_audio":"../../etc/passwd","ref_text":"a"}]}', 'm.json')).toThrow(/inside the voices folder/);
@@ -160,7 +189,7 @@ describe('voice API without a GPU server (embedded)', () => {
 
   beforeAll(async () => {
     t = testEnv('embedded', 'voices');
-    svc = await t.start({ LECTERN_NO_EMBEDDED_WORKER: '1' });
+    svc = await t.start();
     url = svc.url;
   });
   afterAll(async () => {
@@ -328,6 +357,21 @@ describe('voice API without a GPU server (embedded)', () => {
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('an audio job narrates with a bundled voice_id; a voice of another engine fails the job saying why', async () => {
+    const doc = await upload(url, 'short.md', '# Hi\n\nThe ship left the harbour early in the morning.\n', 'text/markdown');
+    const ok = await json(url, 'POST', '/api/jobs', { pipeline_type: 'audio', uploaded_file_id: doc.body.id, language: 'en-GB', voice_id: 'espeak-en-gb' });
+    const bad = await json(url, 'POST', '/api/jobs', { pipeline_type: 'audio', uploaded_file_id: doc.body.id, voice_id: 'piper-en-us-joe' });
+    expect([ok.status, bad.status]).toEqual([201, 201]);
+    const done = (id: string) => waitFor(async () => {
+      const j = await json(url, 'GET', `/api/jobs/${id}`);
+      return ['completed', 'failed', 'stopped'].includes(j.body.status) ? j.body : null;
+    }, 60_000, `job ${id}`);
+    const [a, b] = await Promise.all([done(ok.body.id), done(bad.body.id)]);
+    expect(a).toMatchObject({ status: 'completed', config_json: { voice_id: 'espeak-en-gb' } });
+    expect(b.status).toBe('failed');
+    expect(b.error).toMatch(/piper-en-us-joe is a piper voice, but this worker narrates with espeak/);
+  }, 90_000);
 
   it('documents the voice routes and the preview audio format in OpenAPI', async () => {
     const doc = (await json(url, 'GET', '/openapi.json')).body;

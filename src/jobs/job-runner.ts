@@ -10,6 +10,7 @@ import { createLocalSpeech, type Speech } from '../speech/local.ts';
 import type { Storage } from '../storage.ts';
 import { cancelKey } from './job-service.ts';
 import type { JobRecord, Progress, Stores, TaskContext } from './types.ts';
+import { engineVoice } from '../voices/resolve.ts';
 
 /** At most one progress write to the store per this many ms (events go out every time). */
 const PROGRESS_WRITE_MS = 500;
@@ -69,6 +70,7 @@ export async function runJob(jobId: string, task: TaskContext, opts: WorkerOptio
     const upload = await stores.jobs.getUpload(String(job.config_json.uploaded_file_id));
     if (!upload) throw new Error('the job\'s document upload is missing');
     const ctx = pipelineContext(job, task, opts, outputDir, await getSpeech(), log);
+    ctx.input.voiceId = await engineVoice(ctx.input.voiceId, ctx.speech.engine); // bundled voice id → engine voice
     ctx.input.document.path = storage.resolve(upload.path);
     const pipeline = await loadPipeline(job.pipeline_type);
     const result = await pipeline.run(ctx);

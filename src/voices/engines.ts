@@ -10,33 +10,43 @@ export type LocalEngine = 'espeak' | 'piper';
 
 const BCP47 = /^[a-z]{2,3}(-[A-Za-z0-9]{1,8})*$/;
 
+type EspeakVoices = { table: VoiceTable; identifiers: Map<string, string> };
+let espeakVoices: Promise<EspeakVoices> | null = null;
+
+/** eSpeak NG's voice list, read once per process from the helper (installed voices don't change under us). */
+function espeak(): Promise<EspeakVoices> {
+  if (!espeakVoices) {
+    espeakVoices = (async () => {
+      const proc = new EspeakProcess();
+      try {
+        const voices = await proc.voices();
+        return { table: buildVoiceTable(voices), identifiers: new Map(voices.map((v) => [v.identifier.toLowerCase(), v.identifier])) };
+      } finally {
+        await proc.close();
+      }
+    })();
+    espeakVoices.catch(() => (espeakVoices = null));
+  }
+  return espeakVoices;
+}
+
+/**
+ * A manifest's eSpeak voice (a language name like fr-fr, or a voice file like roa/fr) →
+ * the voice file to select, which the helper always accepts (it rejects some language
+ * names, fr-fr among them); null when the installed eSpeak NG has no such voice.
+ */
+export async function espeakVoiceFile(voice: string): Promise<string | null> {
+  const { table, identifiers } = await espeak();
+  return table.byLanguage.get(toBcp47(voice).toLowerCase()) ?? identifiers.get(voice.toLowerCase()) ?? null;
+}
+
 export class LocalEngines {
-  private espeakTable: Promise<{ table: VoiceTable; identifiers: Map<string, string> }> | null = null;
   private backends = new Map<LocalEngine, Promise<TtsBackend>>();
 
   constructor(readonly modelsDir: string) {}
 
-  /** eSpeak NG's voice list, read once per process from the helper (installed voices don't change under us). */
-  private espeak() {
-    if (!this.espeakTable) {
-      this.espeakTable = (async () => {
-        const proc = new EspeakProcess();
-        try {
-          const voices = await proc.voices();
-          return { table: buildVoiceTable(voices), identifiers: new Map(voices.map((v) => [v.identifier.toLowerCase(), v.identifier])) };
-        } finally {
-          await proc.close();
-        }
-      })();
-      this.espeakTable.catch(() => (this.espeakTable = null));
-    }
-    return this.espeakTable;
-  }
-
-  /** A manifest's eSpeak voice (language name like en-us, or file like gmw/en-US) → the voice file to select; null when not installed. */
-  async espeakVoice(voice: string): Promise<string | null> {
-    const { table, identifiers } = await this.espeak();
-    return table.byLanguage.get(toBcp47(voice).toLowerCase()) ?? identifiers.get(voice.toLowerCase()) ?? null;
+  espeakVoice(voice: string): Promise<string | null> {
+    return espeakVoiceFile(voice);
   }
 
   piperModelInstalled(model: string): boolean {
@@ -46,7 +56,7 @@ export class LocalEngines {
   /** Languages the installed engines really speak: eSpeak NG's list plus each installed Piper voice's. */
   async languages(): Promise<Language[]> {
     const byCode = new Map<string, Language>();
-    for (const l of (await this.espeak()).table.languages) {
+    for (const l of (await espeak()).table.languages) {
       // eSpeak names a few voices outside BCP-47 (Klingon is "piqd"); a client could not send those back.
       if (BCP47.test(l.code)) byCode.set(l.code.toLowerCase(), l);
     }
