@@ -25,6 +25,10 @@ const QUIET_OVER_FLOOR = Math.log(10);
 const MIN_GAP = 4, MIN_PAUSE = 15, PAUSE_REACH = 20;
 /** Fewest frames a word is trimmed down to. */
 const MIN_WORD = 3;
+/** Frames of a long pause kept at each end for DTW. */
+const PAUSE_KEEP = 3;
+/** Band cells (one byte each in the addon) the first, widest pass may use. */
+const FIRST_PASS_CELLS = 4_000_000;
 const SOUND_RUN = 3;
 /** Frame f covers [f·10, f·10 + 25) ms; its energy speaks for the middle, which is where an edge lies. */
 const EDGE_S = 0.0;
@@ -78,6 +82,32 @@ function decimate(data: Float32Array, frames: number, dims: number, factor: numb
     }
   }
   return { data: out, frames: n };
+}
+
+/**
+ * Frame indices (relative to `from`) kept when every quiet run longer than PAUSE_KEEP·2
+ * frames in [from, to] is cut down to PAUSE_KEEP frames at each end.
+ */
+function collapsePauses(energy: Float32Array, from: number, to: number, quiet: number): Int32Array {
+  const keep: number[] = [];
+  for (let f = from; f <= to; ) {
+    if (energy[f]! >= quiet) {
+      keep.push(f - from);
+      f++;
+      continue;
+    }
+    let g = f;
+    while (g <= to && energy[g]! < quiet) g++;
+    for (let k = f; k < g; k++) if (g - f <= 2 * PAUSE_KEEP || k < f + PAUSE_KEEP || k >= g - PAUSE_KEEP) keep.push(k - from);
+    f = g;
+  }
+  return Int32Array.from(keep);
+}
+
+function gather(data: Float32Array, dims: number, from: number, keep: Int32Array): Float32Array {
+  const out = new Float32Array(keep.length * dims);
+  for (let i = 0; i < keep.length; i++) out.set(data.subarray((from + keep[i]!) * dims, (from + keep[i]! + 1) * dims), i * dims);
+  return out;
 }
 
 /** Mean column per row of a DTW path. */
@@ -235,13 +265,27 @@ export async function createDtwAligner(opts: DtwAlignerOptions = {}): Promise<Al
       const a = normalise(ref.feats);
       const b = normalise(realFeats);
       const dims = a.dims;
-      const aSub = a.data.subarray(s0 * dims, (s1 + 1) * dims);
-      const bSub = b.data.subarray(r0 * dims, (r1 + 1) * dims);
-      const n = s1 - s0 + 1;
-      const m = r1 - r0 + 1;
+      // Pauses are where the reader and eSpeak differ most (length, and room noise against
+      // digital silence): DTW runs on both signals with every long pause cut down to its
+      // edges, and the reader's pauses are put back when the boundaries are mapped.
+      const refQuiet = percentile(ref.energy, 0.02) + QUIET_OVER_FLOOR;
+      const refKeep = collapsePauses(ref.energy, s0, s1, refQuiet);
+      const realKeep = collapsePauses(realEnergy, r0, r1, quietThr);
+      const aSub = gather(a.data, dims, s0, refKeep);
+      const bSub = gather(b.data, dims, r0, realKeep);
+      const n = refKeep.length;
+      const m = realKeep.length;
 
       // Coarse to fine: each level's path, upsampled, centres the next level's band.
-      const levels = [32, 8, 2, 1].filter((d, i) => i === 0 || Math.ceil(Math.max(n, m) / d) > 0);
+      // The first pass runs at the finest factor whose wide band fits the cell budget: a short
+      // clip is aligned at full resolution at once (a 320 ms coarse frame there is a word,
+      // and a wrong coarse path cannot be repaired by narrow fine bands).
+      // the first band must hold where the reader's pauses and tempo put the path off the
+      // diagonal: 20 % of the length, and at least 3 s (a few long pauses in a short clip)
+      const firstBand = (f: number) => Math.min(Math.max(Math.ceil(300 / f), Math.ceil(0.2 * Math.ceil(Math.max(n, m) / f))), 3000);
+      const all = [32, 8, 2, 1];
+      const startAt = all.findIndex((f) => Math.ceil(n / f) * (2 * firstBand(f) + 1) <= FIRST_PASS_CELLS);
+      const levels = all.slice(startAt < 0 ? 0 : startAt);
       let centres: Float64Array | null = null;
       let prevFactor = 0;
       let path: Int32Array = new Int32Array(0);
@@ -251,7 +295,7 @@ export async function createDtwAligner(opts: DtwAlignerOptions = {}): Promise<Al
         let band: DtwBand;
         if (!centres) {
           // the first pass only knows the overall tempo: a wide band around the diagonal
-          band = Math.min(Math.max(8, Math.ceil(0.12 * Math.max(A.frames, B.frames))), 3000);
+          band = firstBand(factor);
         } else {
           const c = new Int32Array(A.frames);
           const ratio = factor / prevFactor;
@@ -276,9 +320,24 @@ export async function createDtwAligner(opts: DtwAlignerOptions = {}): Promise<Al
       // or a drawn-out sound only one signal has) this splits the stretch instead of
       // handing all of it to one word and squeezing the other to a frame.
       const rowMid = rowCentres(path, n);
+      // original reference frame → its kept row (the last kept one at or before it)
+      const rowOf = new Int32Array(s1 - s0 + 1);
+      for (let i = 0, r = 0; i < rowOf.length; i++) {
+        while (r + 1 < n && refKeep[r + 1]! <= i) r++;
+        rowOf[i] = r;
+      }
+      // a (fractional) kept column → real frame; across a cut pause it interpolates, and
+      // the pause snapping below moves such a gap to the pause's edges
+      const realAt = (x: number): number => {
+        const lo = Math.max(0, Math.min(m - 1, Math.floor(x)));
+        const t = x - lo;
+        const next = lo + 1 < m ? realKeep[lo + 1]! : realKeep[lo]! + 1;
+        return r0 + realKeep[lo]! + t * (next - realKeep[lo]!);
+      };
       const toReal = (b: number): number => {
-        const i = Math.max(1, Math.min(n - 1, b - s0));
-        return r0 + (rowMid[i - 1]! + rowMid[i]!) / 2 + 0.5;
+        const i = Math.max(1, Math.min(s1 - s0, b - s0));
+        const ra = rowOf[i - 1]!, rb = rowOf[i]!;
+        return realAt(ra === rb ? rowMid[ra]! + 0.5 : (rowMid[ra]! + rowMid[rb]!) / 2 + 0.5);
       };
 
       const totalFrames = realEnergy.length;
