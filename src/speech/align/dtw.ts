@@ -30,6 +30,8 @@ const PAUSE_KEEP = 3;
 /** Band cells (one byte each in the addon) the first, widest pass may use. */
 const FIRST_PASS_CELLS = 4_000_000;
 const SOUND_RUN = 3;
+/** A word's edges end where its energy is this far (nats) below the word's peak. */
+const EDGE_DROP = Math.log(10) * 3;
 /** Frame f covers [f·10, f·10 + 25) ms; its energy speaks for the middle, which is where an edge lies. */
 const EDGE_S = 0.0;
 
@@ -124,10 +126,15 @@ function rowCentres(path: Int32Array, rows: number): Float64Array {
 
 /** Frames [first, last] louder than the threshold, with a margin; the whole range when none are. */
 function speechRange(energy: Float32Array, threshold: number, margin: number): [number, number] {
+  // speech is 50 ms of loud frames in a row: a click before the first word is not its start
+  const loud = (f: number, dir: 1 | -1) => {
+    for (let q = 0; q < 5; q++) if (!(energy[f + dir * q]! >= threshold)) return false;
+    return true;
+  };
   let a = 0;
-  while (a < energy.length && energy[a]! < threshold) a++;
+  while (a < energy.length && !loud(a, 1)) a++;
   let b = energy.length - 1;
-  while (b > a && energy[b]! < threshold) b--;
+  while (b > a && !loud(b, -1)) b--;
   if (a >= energy.length) return [0, energy.length - 1];
   return [Math.max(0, a - margin), Math.min(energy.length - 1, b + margin)];
 }
@@ -389,8 +396,12 @@ export async function createDtwAligner(opts: DtwAlignerOptions = {}): Promise<Al
         // quiet at a word's outer edges (leading/trailing silence, a pause eSpeak made
         // and the reader did not) is not part of the word
         // (sound = SOUND_RUN loud frames in a row, so noise blips near the threshold don't stop the trim)
+        // and room noise far below the word's own peak is not part of it either
+        let peak = -Infinity;
+        for (let f = s; f < e; f++) peak = Math.max(peak, realEnergy[f]!);
+        const floor = Math.max(quietThr, peak - EDGE_DROP);
         const loudRun = (f: number, dir: 1 | -1) => {
-          for (let q = 0; q < SOUND_RUN; q++) if (f + dir * q < 0 || f + dir * q >= totalFrames || silent(f + dir * q)) return false;
+          for (let q = 0; q < SOUND_RUN; q++) if (f + dir * q < 0 || f + dir * q >= totalFrames || realEnergy[f + dir * q]! < floor) return false;
           return true;
         };
         while (e - s > MIN_WORD && !loudRun(s, 1)) s++;
