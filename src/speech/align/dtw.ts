@@ -385,6 +385,19 @@ export async function createDtwAligner(opts: DtwAlignerOptions = {}): Promise<Al
         if (run) (frames[2 * k + 1] = run[0]), (frames[2 * k + 2] = run[1]);
       }
 
+      // real frames per reference frame over the speech (pauses cut from both)
+      const tempo = m / Math.max(1, n);
+      const longestQuiet = (lo: number, hi: number, thr: number): [number, number] | null => {
+        let best: [number, number] | null = null;
+        for (let f = lo; f < hi; f++) {
+          if (realEnergy[f]! >= thr) continue;
+          let g = f;
+          while (g < hi && realEnergy[g]! < thr) g++;
+          if (!best || g - f > best[1] - best[0]) best = [f, g];
+          f = g;
+        }
+        return best;
+      };
       const words: WordTiming[] = [];
       let prevEnd = 0;
       tokens.forEach((tok, k) => {
@@ -406,6 +419,19 @@ export async function createDtwAligner(opts: DtwAlignerOptions = {}): Promise<Al
         };
         while (e - s > MIN_WORD && !loudRun(s, 1)) s++;
         while (e - s > MIN_WORD && !loudRun(e - 1, -1)) e--;
+        // The path's ends are pinned to the ends of the sound, so the first/last word also
+        // takes in noise or a cut-off next phrase across a pause. Across a pause inside such a
+        // word, cut it there when the side next to the other words holds at least half the
+        // length eSpeak's timing predicts (sentence-final lengthening makes more unreliable).
+        if (k === 0 || k === tokens.length - 1) {
+          const [rs, re] = ref.bounds[k]!;
+          const expected = Math.max(1, re - rs) * tempo;
+          const run = longestQuiet(s + MIN_WORD, e - MIN_WORD, floor);
+          if (run && run[1] - run[0] >= MIN_PAUSE) {
+            if (k === tokens.length - 1 && run[0] - s >= expected / 2) e = run[0];
+            else if (k === 0 && e - run[1] >= expected / 2) s = run[1];
+          }
+        }
         words.push({ word: tok.word, start: s * HOP_S + EDGE_S, end: e * HOP_S + EDGE_S });
         prevEnd = e;
       });
