@@ -1,6 +1,7 @@
 // The GPU inference server (spec §C): Fastify routes → micro-batcher → piscina pool.
 import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, readdirSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import multipart from '@fastify/multipart';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
@@ -37,6 +38,8 @@ export interface GpuServerOptions {
   transcriber?: string;
   /** Compute type part of the model-cache key (default fp32). */
   computeType?: string;
+  /** onnxruntime intra-op threads per worker session; default on CPU max(1, floor(cores ÷ workers)). */
+  intraOpThreads?: number;
 }
 
 export type GpuServerSettings = GpuServerConfig & GpuServerOptions;
@@ -95,11 +98,16 @@ async function decodeUpload(bytes: Buffer | undefined, field: string): Promise<F
 export async function buildGpuServer(config: GpuServerSettings, log: Logger): Promise<GpuServer> {
   const backendName = config.backend ?? chooseBackend(config.modelsDir);
   const backendSpec: BackendSpec = { name: backendName, module: config.extraBackends?.[backendName] };
+  // Each pool worker has its own onnxruntime session and thread pool; left at the default
+  // (every core each), N workers oversubscribe the CPU N-fold and spin against each other.
+  const intraOpThreads =
+    config.intraOpThreads ?? (config.device === 'cpu' ? Math.max(1, Math.floor(availableParallelism() / config.workers)) : undefined);
   const pool = new SpeechPool({
     workers: config.workers,
     device: config.device,
     modelsDir: config.modelsDir,
     computeType: config.computeType ?? 'fp32',
+    intraOpThreads,
     maxQueue: Number.MAX_SAFE_INTEGER, // back-pressure is applied per request below
   });
   const maxPending = config.maxPendingRequests ?? Math.max(256, config.workers * config.maxBatch * 16);
@@ -234,6 +242,7 @@ export async function buildGpuServer(config: GpuServerSettings, log: Logger): Pr
       max_batch: config.maxBatch,
       batch_window_ms: config.batchWindowMs,
       pool_size: pool.size,
+      intra_op_threads: intraOpThreads ?? null,
       pool_queue: pool.queueSize,
       batcher_queue: batcher.queued,
       pending_requests: pending,

@@ -13,6 +13,8 @@ export interface WorkerData {
   device: 'cpu' | 'cuda';
   modelsDir: string;
   computeType: string;
+  /** onnxruntime intra-op threads per session in this worker (cores ÷ workers on CPU). */
+  intraOpThreads?: number;
 }
 
 export interface BackendInfo {

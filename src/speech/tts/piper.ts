@@ -41,6 +41,9 @@ export interface PiperBackendOptions extends TtsBackendOptions {
   sentenceSilenceS?: number;
   /** Text → one IPA string per sentence; eSpeak NG through its helper program by default. */
   phonemize?: (text: string, espeakVoice: string) => Promise<string[]>;
+  /** CPU threads per session run; 0/absent → onnxruntime's default (every core). The GPU
+   * server sets cores ÷ workers so its pool workers do not fight over the same cores. */
+  intraOpThreads?: number;
 }
 
 interface LoadedVoice {
@@ -113,7 +116,7 @@ export async function createPiperBackend(opts: PiperBackendOptions): Promise<Tts
     getOrLoad({ name: `piper:${id}`, device: opts.device, computeType: 'fp32' }, async () => {
       const files = voiceFiles(opts.modelsDir, id);
       const cfg = readVoiceConfig(files.json);
-      const session = await createSession(files.onnx, { device: opts.device });
+      const session = await createSession(files.onnx, { device: opts.device, intraOpThreads: opts.intraOpThreads });
       return { id, cfg, session, multiSpeaker: session.inputNames.includes('sid') };
     });
 
