@@ -6,7 +6,9 @@ import { oneLine } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { loadPipeline } from '../pipelines/registry.ts';
 import { JobCancelled, type PipelineContext, type PipelineInput } from '../pipelines/types.ts';
+import { createGpuClient } from '../gpu-client/index.ts';
 import { createLocalSpeech, type Speech } from '../speech/local.ts';
+import { createRemoteSpeech } from '../speech/remote.ts';
 import type { Storage } from '../storage.ts';
 import { cancelKey } from './job-service.ts';
 import type { JobRecord, Progress, Stores, TaskContext } from './types.ts';
@@ -32,7 +34,7 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
   const { config, stores, log } = opts;
   let speech: Promise<Speech> | null = null;
   const getSpeech = () => {
-    speech ??= (opts.speech ?? (() => createLocalSpeech(config.tts.backend, { modelsDir: config.modelsDir, device: 'cpu', voice: config.tts.voice })))();
+    speech ??= (opts.speech ?? (() => defaultSpeech(config, log)))();
     speech.catch(() => (speech = null)); // let a later job retry a failed start
     return speech;
   };
@@ -44,6 +46,23 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
       if (speech) await (await speech.catch(() => null))?.close();
     },
   };
+}
+
+/**
+ * GPU servers when LECTERN_GPU_SERVER_URL is set (a server that is down fails the job with
+ * its name, never a silent local fallback); otherwise the configured local backend.
+ */
+async function defaultSpeech(config: ServiceConfig, log: Logger): Promise<Speech> {
+  if (config.gpuServerUrls.length === 0) {
+    return createLocalSpeech(config.tts.backend, { modelsDir: config.modelsDir, device: 'cpu', voice: config.tts.voice });
+  }
+  const client = createGpuClient({ urls: config.gpuServerUrls, log });
+  try {
+    return await createRemoteSpeech(client);
+  } catch (e) {
+    client.close();
+    throw e;
+  }
 }
 
 export async function runJob(jobId: string, task: TaskContext, opts: WorkerOptions, getSpeech: () => Promise<Speech>): Promise<void> {
