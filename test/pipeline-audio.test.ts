@@ -6,7 +6,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readDocument } from '../src/documents/model.ts';
 import { ffprobe } from '../src/media/ffmpeg.ts';
+import { createLogger } from '../src/log.ts';
 import { chapterMarks, ffmetadata, type TimelineWord } from '../src/pipelines/audio.ts';
+import { runPipelineOnFile } from '../src/pipelines/run-file.ts';
 import type { RunningService } from '../src/service.ts';
 import { makeEpub3, makePdf } from './helpers/make-documents.ts';
 import { json, readEvents, testEnv, upload, type TestEnv } from './helpers/service.ts';
@@ -126,6 +128,42 @@ describe('audio pipeline through the API (embedded)', () => {
     expect(job.status).toBe('failed');
     expect(job.error).toMatch(/no text layer/);
     expect(job.error).not.toContain('\n');
+  }, 60_000);
+});
+
+describe('lectern run audio (no API)', () => {
+  it('narrates a PDF to M4B beside the input with the same pipeline', async () => {
+    const t = testEnv('embedded', 'run_audio');
+    try {
+      const file = path.join(t.dataDir, 'notes.pdf');
+      fs.writeFileSync(file, makePdf(PDF_SPEC));
+      const phases = new Set<string>();
+      const out = await runPipelineOnFile({
+        config: t.config(),
+        log: createLogger('warn', 'test'),
+        pipeline: 'audio',
+        file,
+        out: null,
+        language: 'en-US',
+        voice: null,
+        speed: 1.5,
+        format: 'm4b',
+        signal: new AbortController().signal,
+        onProgress: (phase) => phases.add(phase),
+      });
+      expect(out.files.map((f) => path.basename(f))).toEqual(['notes.m4b', 'notes.json', 'notes.vtt']);
+      expect([...phases]).toEqual(expect.arrayContaining(['extract', 'segment', 'synthesize', 'render']));
+      const probe = await ffprobe(out.files[0]!);
+      expect(Math.abs(probe.durationSeconds - out.duration)).toBeLessThan(0.1);
+      expect(probe.chapters.map((c) => c.tags?.title)).toEqual(['Morning', 'Evening']);
+      // At 1.5x the chapter marks and word times are in the sped-up audio's time.
+      const timeline = JSON.parse(fs.readFileSync(out.files[1]!, 'utf8'));
+      const evening = timeline.words.find((w: TimelineWord) => w.page === 2)!;
+      expect(Math.abs(Number(probe.chapters[1]!.start_time) - evening.start)).toBeLessThan(0.01);
+      expect(timeline.words.at(-1).end).toBeLessThanOrEqual(out.duration + 0.001);
+    } finally {
+      await t.cleanup();
+    }
   }, 60_000);
 });
 

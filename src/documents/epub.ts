@@ -77,7 +77,7 @@ function readZip(file: string): Promise<Map<string, Buffer>> {
       zip.on('error', fail);
       zip.on('end', () => resolve(out));
       zip.on('entry', (entry: yauzl.Entry) => {
-        if (entry.fileName.endsWith('/') || !/\.(x?html?|xml|opf|ncx)$/i.test(entry.fileName)) return zip.readEntry();
+        if (entry.fileName.endsWith('/') || !/\.(x?html?|xht|xml|opf|ncx)$/i.test(entry.fileName)) return zip.readEntry();
         if ((entry.generalPurposeBitFlag & 1) !== 0) return fail(new DocumentError('the EPUB is encrypted (DRM); upload a DRM-free copy'));
         total += entry.uncompressedSize;
         if (total > MAX_UNPACKED_BYTES) return fail(new DocumentError('the EPUB unpacks to more than 512 MiB of text'));
