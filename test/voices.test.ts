@@ -191,11 +191,11 @@ describe('voice API without a GPU server (embedded)', () => {
     t = testEnv('embedded', 'voices');
     svc = await t.start();
     url = svc.url;
-  });
+  }, 60_000);
   afterAll(async () => {
     await svc?.close();
     await t?.cleanup();
-  });
+  }, 60_000);
 
   it('GET /api/voices lists every manifest voice with availability', async () => {
     const r = await json(url, 'GET', '/api/voices');
@@ -244,17 +244,13 @@ describe('voice API without a GPU server (embedded)', () => {
     expect(part.body.equals(a.body.subarray(0, 100))).toBe(true);
   });
 
-  it('GET /api/voices/{id}/audio serves a clone voice its reference clip', async () => {
-    const r = await fetchBytes(`${url}/api/voices/librivox-austen-reader-a/audio`);
-    expect(r.status).toBe(200);
-    expect(r.headers.get('content-type')).toBe('audio/wav');
-    expect(sha(r.body)).toBe(sha(fs.readFileSync(CLIP_A)));
-  });
-
-  it('GET /api/voices/{id}/audio: 404 for an unknown voice', async () => {
+  it('GET /api/voices/{id}/audio: 404 for an unknown voice, and for a clone voice with no cloning server (unavailable)', async () => {
     const r = await json(url, 'GET', '/api/voices/no-such-voice/audio');
     expect(r.status).toBe(404);
     expect(r.body.detail).toMatch(/voice no-such-voice not found/);
+    const clone = await json(url, 'GET', '/api/voices/librivox-austen-reader-a/audio');
+    expect(clone.status).toBe(404);
+    expect(clone.body.detail).toMatch(/not available on this install: voice cloning needs a GPU server/);
   });
 
   it('POST /api/voices/preview: a snippet of the uploaded document in eSpeak NG, which PocketSphinx can mostly transcribe; then cached', async () => {
@@ -396,18 +392,25 @@ describe('voice cloning previews through a real GPU server', () => {
     t = testEnv('embedded', 'voices_gpu');
     svc = await t.start({ LECTERN_NO_EMBEDDED_WORKER: '1', LECTERN_GPU_SERVER_URL: gpu.url });
     url = svc.url;
-  }, 60_000);
+  }, 180_000); // a GPU server starting its worker threads on a busy shared machine
   afterAll(async () => {
     await svc?.close();
     await t?.cleanup();
     await gpu?.close();
-  });
+  }, 60_000);
 
   it('clone voices are available once a GPU server reports voice_cloning', async () => {
     const r = await json(url, 'GET', '/api/voices');
     const byId = Object.fromEntries(r.body.map((v: { id: string }) => [v.id, v]));
     expect(byId['librivox-austen-reader-a'].available).toBe(true);
     expect(byId['espeak-en-us'].available).toBe(true);
+  });
+
+  it('GET /api/voices/{id}/audio serves an available clone voice its reference clip', async () => {
+    const r = await fetchBytes(`${url}/api/voices/librivox-austen-reader-a/audio`);
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toBe('audio/wav');
+    expect(sha(r.body)).toBe(sha(fs.readFileSync(CLIP_A)));
   });
 
   it('a clone voice sends its clip and exact ref_text to /synthesize as multipart', async () => {
@@ -422,6 +425,8 @@ describe('voice cloning previews through a real GPU server', () => {
       refText: MANIFEST.voices.find((v) => v.id === 'librivox-austen-reader-a')!.ref_text,
       refAudioSha256: sha(fs.readFileSync(CLIP_A)),
     });
+    // Its ref_text is in the manifest: nothing was transcribed.
+    expect(await gpu.metric('lectern_gpu_requests_total', { route: '/transcribe' })).toBe(0);
     // The test backend answers with the reference voice itself.
     expect(decodeWav(r.body).samples.length).toBe(decodeWav(fs.readFileSync(CLIP_A)).samples.length);
     // Cached: the same preview again reaches no server.
@@ -432,9 +437,12 @@ describe('voice cloning previews through a real GPU server', () => {
 
   it('an uploaded clip without ref_text is transcribed by the GPU server first (this preview really uses it)', async () => {
     const wav = fs.readFileSync(path.join(FIX, 'speech', 'sense_and_sensibility_01_austen_64kb-0880.wav'));
+    const transcribed = () => gpu.metric('lectern_gpu_requests_total', { route: '/transcribe' });
     const clip = await upload(url, 'ref.wav', wav, 'audio/wav');
+    expect(await transcribed()).toBe(0); // an upload is never transcribed
     const r = await preview(url, { ref_audio_file_id: clip.body.id, text: 'Not at all.' });
     expect(r.status).toBe(200);
+    expect(await transcribed()).toBe(1);
     const got = readReceived(gpu.tmp).at(-1)!;
     expect(got.refAudioSha256).toBe(sha(wav));
     expect(got.text).toBe('Not at all.');
@@ -444,6 +452,7 @@ describe('voice cloning previews through a real GPU server', () => {
     const given = await preview(url, { ref_audio_file_id: clip.body.id, ref_text: 'he was not an ill disposed young man', text: 'Not at all.' });
     expect(given.status).toBe(200);
     expect(readReceived(gpu.tmp).at(-1)!.refText).toBe('he was not an ill disposed young man');
+    expect(await transcribed()).toBe(1);
   }, 60_000);
 
   it('a GPU server that cannot be reached is a 502 naming it', async () => {

@@ -145,15 +145,15 @@ export class VoiceLibrary {
   async sample(id: string): Promise<AudioFile> {
     const v = await this.voice(id);
     const b = v.backing;
+    // A voice that `available: false` lists has no sample either: hearing a clip of a voice
+    // that cannot narrate here would promise what the install cannot do.
+    const why = await this.unavailableReason(v);
+    if (why) throw notFound(`voice ${id} is not available on this install: ${why}`);
     if (b.engine === 'clone') {
-      // The clip itself is the sample: it needs no cloning backend to be heard.
       const file = this.manifest.clipPath(b);
-      if (!fs.existsSync(file)) throw notFound(`voice ${id} is not available: its reference clip ${b.ref_audio} is missing`);
       const ext = path.extname(file).slice(1).toLowerCase();
       return { file, contentType: CONTENT_TYPES[ext] ?? 'application/octet-stream', filename: `${id}.${ext}` };
     }
-    const why = await this.unavailableReason(v);
-    if (why) throw notFound(`voice ${id} is not available on this install: ${why}`);
     const text = genericSentence(v.language) ?? genericSentence('en')!;
     const key = hash(['sample', JSON.stringify(b), v.language, text]);
     const file = path.join(this.opts.cacheDir, 'voice-samples', `${key}.wav`);
