@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readDocument } from '../src/documents/model.ts';
+import { readDocument, sourceWords } from '../src/documents/model.ts';
 import { ffprobe } from '../src/media/ffmpeg.ts';
 import { createLogger } from '../src/log.ts';
 import { chapterMarks, ffmetadata, type TimelineWord } from '../src/pipelines/audio.ts';
@@ -73,7 +73,8 @@ describe('audio pipeline through the API (embedded)', () => {
     const tmpPdf = path.join(t.dataDir, 'notes.pdf');
     fs.writeFileSync(tmpPdf, pdf);
     const doc = await readDocument(tmpPdf, 'application/pdf');
-    const expected = doc.pages.flatMap((p) => p.blocks.flatMap((b, bi) => b.words.map((w) => ({ word: w.text, page: p.index + 1, block: bi }))));
+    const expected = sourceWords(doc).map((s) => ({ word: s.word.text, page: s.page + 1, block: s.block }));
+    expect(sourceWords(doc).every((s) => s.word.box && s.word === doc.pages[s.page]!.blocks[s.block]!.words[s.index])).toBe(true);
     expect(timeline.words.map((w: TimelineWord) => ({ word: w.word, page: w.page, block: w.block }))).toEqual(expected);
     expect(expected.map((w) => w.word)).toContain('forty-two');
     for (let i = 1; i < timeline.words.length; i++) expect(timeline.words[i].start).toBeGreaterThanOrEqual(timeline.words[i - 1].start);

@@ -86,6 +86,21 @@ export function wordCount(doc: DocumentModel): number {
   return n;
 }
 
+export interface SourceWord {
+  /** 0-based page and block, and the word's index among the block's words. */
+  page: number;
+  block: number;
+  index: number;
+  word: DocWord;
+}
+
+/** Every word in reading order: the same order, one to one, as the audio timeline's words. */
+export function sourceWords(doc: DocumentModel): SourceWord[] {
+  const out: SourceWord[] = [];
+  for (const p of doc.pages) p.blocks.forEach((b, bi) => b.words.forEach((word, index) => out.push({ page: p.index, block: bi, index, word })));
+  return out;
+}
+
 /** The box in 0..1 page coordinates (origin top-left), for drawing on a page image of any size. */
 export function normaliseBox(box: WordBox, page: DocPage): WordBox {
   if (!page.width || !page.height) throw new Error(`page ${page.index + 1} has no size (not a PDF page)`);
