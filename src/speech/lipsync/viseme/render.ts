@@ -14,7 +14,7 @@ const MAX_GAP = 0.75;
 const SPREAD_GAIN = 0.1;
 const ROUND_GAIN = 0.14;
 const MOUTH_DARK = [52, 20, 22];
-const TEETH = [206, 198, 186];
+const TEETH = [196, 188, 176];
 
 const smooth = (x: number) => (x <= 0 ? 0 : x >= 1 ? 1 : x * x * (3 - 2 * x));
 
@@ -75,6 +75,7 @@ export function renderMouth(frame: Uint8Array, width: number, height: number, g:
   const widthScale = 1 + (shape.spread >= 0 ? SPREAD_GAIN * shape.spread : ROUND_GAIN * shape.spread) * smooth(shape.open * 3);
   const { ux, uy, cx, cy } = g;
   const noseT = g.nose;
+  const edge = Math.max(1, 0.07 * W); // lip edges soften with the face's size
 
   const o = [0, 0, 0, 0, 0];
   const sAnch = [0, 0, 0, 0, 0];
@@ -117,7 +118,7 @@ export function renderMouth(frame: Uint8Array, width: number, height: number, g:
       const topT = up, botT = lo + dl;
       const gap = botT - topT;
       if (as < 1 && gap > 0.3 && t > topT - 1 && t < botT + 1) {
-        const inside = smooth(Math.min(t - topT + 0.5, botT - t + 0.5)) * smooth(gap / 3) * smooth((1 - as) * 4);
+        const inside = smooth(Math.min(t - topT + 0.5, botT - t + 0.5) / edge) * smooth(gap / 3) * smooth((1 - as) * 4);
         const teethH = Math.min(0.35 * gap, 0.22 * W);
         const teeth = smooth((teethH - (t - topT)) / 1.2) * smooth((0.6 - as) * 4) * smooth((gap - 2) / 3);
         for (let c = 0; c < 3; c++) {
