@@ -132,10 +132,13 @@ describe('PDF made here', () => {
       { text: 'The first paragraph has an exam-', x: 72, y: 660, size: 12 },
       { text: 'ple of a hyphen at a line end.', x: 72, y: 646, size: 12 },
       { text: 'A second paragraph stands apart.', x: 72, y: 610, size: 12 },
+      { text: '1', x: 300, y: 40, size: 10 }, // page numbers in the margin are not read
     ],
     [
       { text: 'Results', x: 72, y: 700, size: 24 },
       { text: 'Everything worked (mostly), the end.', x: 90, y: 660, size: 12 },
+      { text: '42', x: 300, y: 400, size: 12 }, // a number in the body is
+      { text: '- 2 -', x: 300, y: 40, size: 10 },
     ],
   ];
 
@@ -153,6 +156,7 @@ describe('PDF made here', () => {
       [
         ['heading', 'Results'],
         ['paragraph', 'Everything worked (mostly), the end.'],
+        ['paragraph', '42'],
       ],
     ]);
     const example = doc.pages[0]!.blocks[1]!.words[5]!;
@@ -251,6 +255,17 @@ describe('EPUB', () => {
       ['Endings', 'All done.'],
     ]);
 
+    const drm = write(
+      'drm.epub',
+      makeEpub3({
+        title: 'Locked',
+        author: 'A',
+        language: 'en',
+        chapters: [{ title: 'One', paragraphs: ['Secret.'] }],
+        extra: [['META-INF/encryption.xml', '<encryption xmlns="urn:oasis:names:tc:opendocument:xmlns:container" xmlns:enc="http://www.w3.org/2001/04/xmlenc#"><enc:EncryptedData><enc:CipherData><enc:CipherReference URI="OEBPS/text/ch1.xhtml"/></enc:CipherData></enc:EncryptedData></encryption>']],
+      }),
+    );
+    await expect(readDocument(drm, EPUB)).rejects.toThrow(/DRM-protected/);
     const noContainer = write('nocontainer.epub', makeZip([['mimetype', 'application/epub+zip'], ['OEBPS/a.xhtml', '<html/>']]));
     await expect(readDocument(noContainer, EPUB)).rejects.toThrow(/no META-INF\/container\.xml/);
     const notZip = write('notzip.epub', Buffer.alloc(2000, 7));

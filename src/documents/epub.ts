@@ -37,12 +37,17 @@ export async function readEpub(file: string): Promise<DocumentModel> {
   const spineEl = findAll(opf, 'spine')[0];
   if (!spineEl) throw new DocumentError('the EPUB package has no spine');
 
+  // DRM lists the encrypted content documents here (font obfuscation lists only fonts).
+  const encryption = get('META-INF/encryption.xml');
+  const encrypted = new Set(encryption ? findAll(xml(encryption), 'CipherReference').map((c) => path.normalize(decodeURIComponent(c.attribs?.URI ?? ''))) : []);
+
   const pages: DocPage[] = [];
   const pageOf = new Map<string, number>();
   for (const ref of findAll(spineEl, 'itemref')) {
     const item = manifest.get(ref.attribs?.idref ?? '');
     if (!item || pageOf.has(item.href)) continue; // some books list one file twice (with a fragment)
     if (!/html|xml/.test(item.type)) continue;
+    if (encrypted.has(item.href)) throw new DocumentError('the EPUB is DRM-protected (its chapters are encrypted); upload a DRM-free copy');
     const body = get(item.href);
     if (body === null) throw new DocumentError(`the EPUB spine names ${item.href}, which is not in the book`);
     pageOf.set(item.href, pages.length);

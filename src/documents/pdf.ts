@@ -34,7 +34,8 @@ export async function readPdf(file: string): Promise<DocumentModel> {
     for (let i = 0; i < pdf.numPages; i++) {
       const page = await pdf.getPage(i + 1);
       const vp = page.getViewport({ scale: 1 });
-      raw.push({ page: { index: i, width: round2(vp.width), height: round2(vp.height), blocks: [] }, lines: await pageLines(page) });
+      const lines = (await pageLines(page)).filter((l) => !isPageNumber(l, vp.height));
+      raw.push({ page: { index: i, width: round2(vp.width), height: round2(vp.height), blocks: [] }, lines });
       page.cleanup();
     }
     // Headings stand out by size against the body text of the whole document.
@@ -111,6 +112,14 @@ async function pageLines(page: PDFPageProxy): Promise<Line[]> {
   }
   flush();
   return lines;
+}
+
+/** A line holding only a page number ("12", "xiv", "– 12 –", "Page 12") in the top or bottom margin: not read aloud. */
+function isPageNumber(line: Line, pageHeight: number): boolean {
+  const text = line.words.map((w) => w.text).join(' ');
+  if (!/^(page\s+)?[-–—]?\s*(\d{1,4}|[ivxlcdm]{1,7})\s*[-–—]?$/i.test(text)) return false;
+  const y = line.words[0]!.box!.y / pageHeight;
+  return y < 0.08 || y > 0.9;
 }
 
 function runsToWords(runs: Glyphs[], baseline: number, size: number, vp: ReturnType<PDFPageProxy['getViewport']>): DocWord[] {
@@ -244,7 +253,7 @@ export async function renderPage(doc: DocumentModel, pageIndex: number, widthPx 
     const ctx = canvas.getContext('2d');
     ctx.fillStyle = '#ffffff';
     ctx.fillRect(0, 0, canvas.width, canvas.height);
-    await page.render({ canvasContext: ctx as unknown as CanvasRenderingContext2D, viewport }).promise;
+    await page.render({ canvasContext: ctx as unknown as Parameters<PDFPageProxy['render']>[0]['canvasContext'], viewport }).promise;
     return canvas.toBuffer('image/png');
   } finally {
     page.cleanup();

@@ -126,6 +126,8 @@ export interface EpubSpec {
   author: string;
   language: string;
   chapters: Array<{ title: string; paragraphs: string[] }>;
+  /** More files for the ZIP (e.g. META-INF/encryption.xml). */
+  extra?: Array<[string, string]>;
 }
 
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
@@ -163,6 +165,7 @@ ${chapters.map((c) => `<li><a href="${c.href}">${esc(c.title)}</a></li>`).join('
       `OEBPS/${c.href}`,
       `<?xml version="1.0" encoding="UTF-8"?>\n<html xmlns="http://www.w3.org/1999/xhtml"><head><title>${esc(c.title)}</title><style>p { margin: 0 }</style></head>\n<body><section><h1>${esc(c.title)}</h1>\n${c.paragraphs.map((p) => `<p>${p}</p>`).join('\n')}\n</section></body></html>`,
     ]),
+    ...(spec.extra ?? []),
   ];
   return makeZip(files);
 }
