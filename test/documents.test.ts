@@ -223,7 +223,13 @@ describe('EPUB', () => {
     expect(doc.pages).toHaveLength(47);
     expect(new Set(doc.pages.map((p) => p.href)).size).toBe(47);
     expect(doc.toc).toHaveLength(190);
-    expect(doc.toc.find((t) => t.title === '1.1 For the impatient')).toMatchObject({ level: 4 });
+    // TOC links with a fragment point at the block their anchor starts.
+    const impatient = doc.toc.find((t) => t.title === '1.1 For the impatient')!;
+    expect(impatient).toMatchObject({ level: 4, block: 4 });
+    expect(doc.pages[impatient.page]!.blocks[impatient.block!]!.text).toBe('1.1 For the impatient');
+    const withBlock = doc.toc.filter((t) => t.block !== undefined);
+    expect(withBlock.length).toBe(143);
+    expect(withBlock.every((t) => doc.pages[t.page]!.blocks[t.block!]!.text.startsWith(t.title.split(' ')[0]!))).toBe(true);
     const about = doc.pages.find((p) => p.href === 'OEBPS/about-manual.xhtml')!;
     expect(about.blocks[0]).toMatchObject({ kind: 'heading', level: 1, text: '1. About this manual' });
     // The paragraph number "5" (a <label>) is not read; inline markup and entities are.

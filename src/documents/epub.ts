@@ -43,6 +43,7 @@ export async function readEpub(file: string): Promise<DocumentModel> {
 
   const pages: DocPage[] = [];
   const pageOf = new Map<string, number>();
+  const anchorsOf = new Map<number, Map<string, number>>();
   for (const ref of findAll(spineEl, 'itemref')) {
     const item = manifest.get(ref.attribs?.idref ?? '');
     if (!item || pageOf.has(item.href)) continue; // some books list one file twice (with a fragment)
@@ -51,15 +52,18 @@ export async function readEpub(file: string): Promise<DocumentModel> {
     const body = get(item.href);
     if (body === null) throw new DocumentError(`the EPUB spine names ${item.href}, which is not in the book`);
     pageOf.set(item.href, pages.length);
-    pages.push({ index: pages.length, href: item.href, blocks: xhtmlBlocks(body) });
+    const { blocks, anchors } = xhtmlBlocks(body);
+    anchorsOf.set(pages.length, anchors);
+    pages.push({ index: pages.length, href: item.href, blocks });
   }
   if (!pages.some((p) => p.blocks.length)) throw new DocumentError('the EPUB has no text in its spine documents');
 
   let toc: TocEntry[] = [];
   const nav = [...manifest.values()].find((m) => /(^|\s)nav(\s|$)/.test(m.props));
   const ncx = manifest.get(spineEl.attribs?.toc ?? '') ?? [...manifest.values()].find((m) => m.type === 'application/x-dtbncx+xml');
-  if (nav && get(nav.href)) toc = navToc(get(nav.href)!, path.dirname(nav.href), pageOf);
-  if (!toc.length && ncx && get(ncx.href)) toc = ncxToc(get(ncx.href)!, path.dirname(ncx.href), pageOf);
+  const target = (src: string, dir: string) => tocTarget(src, dir, pageOf, anchorsOf);
+  if (nav && get(nav.href)) toc = navToc(get(nav.href)!, path.dirname(nav.href), target);
+  if (!toc.length && ncx && get(ncx.href)) toc = ncxToc(get(ncx.href)!, path.dirname(ncx.href), target);
 
   return {
     format: 'epub',
@@ -132,9 +136,13 @@ const BLOCKS: Record<string, BlockKind> = {
 // (label: form labels; SiSU books also use it for paragraph numbers.)
 const SKIP = new Set(['head', 'script', 'style', 'noscript', 'label', 'rt', 'rp', 'svg', 'math', 'button', 'select', 'textarea', 'template']);
 
-/** XHTML → blocks: each block element's own text; text beside nested blocks becomes a block of its own. */
-export function xhtmlBlocks(source: string): DocBlock[] {
+/**
+ * XHTML → blocks: each block element's own text; text beside nested blocks becomes a block of
+ * its own. anchors: element id (or a name) → the block it starts, for TOC links with a fragment.
+ */
+export function xhtmlBlocks(source: string): { blocks: DocBlock[]; anchors: Map<string, number> } {
   const blocks: DocBlock[] = [];
+  const anchors = new Map<string, number>();
   const root = html(source);
   const body = findAll(root, 'body')[0] ?? root;
   const stack: Array<{ kind: BlockKind; level?: number; buf: string[] }> = [{ kind: 'paragraph', buf: [] }];
@@ -152,6 +160,9 @@ export function xhtmlBlocks(source: string): DocBlock[] {
     if (n.type !== 'tag' && n.type !== 'root') return;
     const name = localName(n.name ?? '');
     if (SKIP.has(name)) return;
+    const kind = BLOCKS[name];
+    if (kind) flush();
+    for (const id of [n.attribs?.id, name === 'a' ? n.attribs?.name : undefined]) if (id && !anchors.has(id)) anchors.set(id, blocks.length);
     if (name === 'br' || name === 'hr') {
       stack.at(-1)!.buf.push(' ');
       return;
@@ -162,12 +173,10 @@ export function xhtmlBlocks(source: string): DocBlock[] {
       if (alt) stack.at(-1)!.buf.push(` ${alt} `);
       return;
     }
-    const kind = BLOCKS[name];
     if (!kind) {
       for (const c of n.children ?? []) walk(c);
       return;
     }
-    flush();
     stack.push({ kind, level: kind === 'heading' ? Number(name[1]) : undefined, buf: [] });
     for (const c of n.children ?? []) walk(c);
     flush();
@@ -175,17 +184,24 @@ export function xhtmlBlocks(source: string): DocBlock[] {
   };
   for (const c of body.children ?? []) walk(c);
   flush();
-  return blocks;
+  // An anchor after the last block (or in an empty page) points at the last block, if any.
+  for (const [id, b] of anchors) if (b >= blocks.length) anchors.set(id, Math.max(0, blocks.length - 1));
+  return { blocks, anchors };
 }
 
-function tocTarget(src: string, dir: string, pageOf: Map<string, number>): number | null {
+type Target = (src: string, dir: string) => { page: number; block?: number } | null;
+
+function tocTarget(src: string, dir: string, pageOf: Map<string, number>, anchorsOf: Map<number, Map<string, number>>): { page: number; block?: number } | null {
   if (!src) return null;
-  const p = path.normalize(path.join(dir, decodeURIComponent(src.split('#')[0]!)));
-  return pageOf.get(p) ?? null;
+  const [file, fragment] = src.split('#') as [string, string | undefined];
+  const page = pageOf.get(path.normalize(path.join(dir, decodeURIComponent(file))));
+  if (page === undefined) return null;
+  const block = fragment ? anchorsOf.get(page)?.get(decodeURIComponent(fragment)) : undefined;
+  return block === undefined || block === 0 ? { page } : { page, block };
 }
 
 /** EPUB 2: navMap → navPoints, nested. */
-function ncxToc(source: string, dir: string, pageOf: Map<string, number>): TocEntry[] {
+function ncxToc(source: string, dir: string, target: Target): TocEntry[] {
   const toc: TocEntry[] = [];
   const walk = (n: Node, level: number) => {
     for (const c of n.children ?? []) {
@@ -193,8 +209,8 @@ function ncxToc(source: string, dir: string, pageOf: Map<string, number>): TocEn
       const label = (c.children ?? []).find((x) => x.name && localName(x.name) === 'navlabel');
       const content = (c.children ?? []).find((x) => x.name && localName(x.name) === 'content');
       const title = label ? text(label).replace(/\s+/g, ' ').trim() : '';
-      const page = tocTarget(content?.attribs?.src ?? '', dir, pageOf);
-      if (title && page !== null) toc.push({ title, page, level });
+      const to = target(content?.attribs?.src ?? '', dir);
+      if (title && to) toc.push({ title, ...to, level });
       walk(c, level + 1);
     }
   };
@@ -204,7 +220,7 @@ function ncxToc(source: string, dir: string, pageOf: Map<string, number>): TocEn
 }
 
 /** EPUB 3: the nav element with epub:type="toc" → nested ol/li/a. */
-function navToc(source: string, dir: string, pageOf: Map<string, number>): TocEntry[] {
+function navToc(source: string, dir: string, target: Target): TocEntry[] {
   const navs = findAll(html(source), 'nav');
   const nav = navs.find((n) => (n.attribs?.['epub:type'] ?? '').split(/\s+/).includes('toc')) ?? navs[0];
   if (!nav) return [];
@@ -214,8 +230,8 @@ function navToc(source: string, dir: string, pageOf: Map<string, number>): TocEn
       if (!li.name || localName(li.name) !== 'li') continue;
       const a = (li.children ?? []).find((x) => x.name && ['a', 'span'].includes(localName(x.name)));
       const title = a ? text(a).replace(/\s+/g, ' ').trim() : '';
-      const page = tocTarget(a?.attribs?.href ?? '', dir, pageOf);
-      if (title && page !== null) toc.push({ title, page, level });
+      const to = target(a?.attribs?.href ?? '', dir);
+      if (title && to) toc.push({ title, ...to, level });
       for (const sub of (li.children ?? []).filter((x) => x.name && localName(x.name) === 'ol')) walkList(sub, level + 1);
     }
   };
