@@ -15,6 +15,10 @@ import { FaceTracker, type Landmarks } from '../src/speech/lipsync/viseme/face.t
 import { FRAME_BATCH, pingPong } from '../src/speech/lipsync/viseme/generate.ts';
 import { mouthOpeningTrack, narrationEnvelope, pearson, type OpeningTrack } from '../src/speech/lipsync/viseme/measure.ts';
 import { readFrames } from '../src/speech/lipsync/viseme/video.ts';
+import { phonemeShape } from '../src/speech/lipsync/viseme/phonemes.ts';
+import { createEspeakBackend } from '../src/speech/tts/espeak.ts';
+import { encodeWav } from '../src/media/wav.ts';
+import type { VisemeRequest } from '../src/speech/lipsync/viseme.ts';
 import { startTestGpuServer, tempModelsDir } from './helpers/gpu-server-fixture.ts';
 
 const VIDEO = 'test/fixtures/video/presenter.mp4';
@@ -161,6 +165,30 @@ describe('viseme lip-sync provider', () => {
     expect(existsSync(cancelled)).toBe(false);
     await expect(provider.generate({ audioPath: NARRATION, referenceVideoPath: VIDEO, outputPath: cancelled, preset: 'fast' }, AbortSignal.abort())).rejects.toBeInstanceOf(LipsyncAbortedError);
   }, 30_000);
+
+  it("with eSpeak's phoneme timings: lips close on p/b/m and open on open vowels", async () => {
+    const tts = await createEspeakBackend({} as Parameters<typeof createEspeakBackend>[0]);
+    const [syn] = await tts.synthesize([{ text: 'Mama bought a big map of Panama, and a cup of apple pie.', language: 'en-US', voice: null }]);
+    await (tts as { close?: () => Promise<void> }).close?.();
+    const wav = path.join(dir, 'espeak.wav');
+    writeFileSync(wav, encodeWav(syn!.samples, syn!.sampleRate));
+    const phonemes = syn!.phonemes!;
+    expect(phonemes.length).toBeGreaterThan(20);
+    const file = path.join(dir, 'phonemes.mp4');
+    const req: VisemeRequest = { audioPath: wav, referenceVideoPath: VIDEO, outputPath: file, preset: 'fast', phonemes };
+    await provider.generate(req, new AbortController().signal);
+    const track = await mouthOpeningTrack(file, 'models');
+    expect(track.facesFound).toBe(track.opening.length);
+    // Frames at the middle of each phoneme, grouped by its target: closed (p b m) vs open (≥ 0.75).
+    const at = (p: { start: number; end: number }) => track.opening[Math.round(((p.start + p.end) / 2) * track.fps)]!;
+    const closed = phonemes.filter((p) => phonemeShape(p.phoneme).open === 0 && p.end - p.start > 0.04).map(at);
+    const open = phonemes.filter((p) => phonemeShape(p.phoneme).open >= 0.75 && p.end - p.start > 0.04).map(at);
+    expect(closed.length).toBeGreaterThanOrEqual(5);
+    expect(open.length).toBeGreaterThanOrEqual(5);
+    const mean = (v: number[]) => v.reduce((a, b) => a + b, 0) / v.length;
+    expect(mean(open)).toBeGreaterThan(1.5 * mean(closed)); // measured: about 0.26 vs 0.13
+    expect(mean(open) - mean(closed)).toBeGreaterThan(0.07);
+  }, 60_000);
 
   it('rejects an unknown preset and a video without a face', async () => {
     await expect(provider.generate({ audioPath: SHORT, referenceVideoPath: VIDEO, outputPath: path.join(dir, 'x.mp4'), preset: 'ultra' }, new AbortController().signal)).rejects.toThrow(/unknown viseme preset "ultra"/);

@@ -1,7 +1,8 @@
 // The `viseme` lip-sync provider: a CPU generator that needs no download beyond the face
 // models in models/face. Mouth shapes come from the narration audio itself (loudness →
 // jaw/lip opening, spectral balance → lip spread or rounding), because the GPU server's
-// /lipsync receives audio and video only. See viseme/generate.ts for the pipeline.
+// /lipsync receives audio and video only; a local caller that synthesized the narration
+// may pass its phoneme timings (VisemeRequest.phonemes) instead. See viseme/generate.ts.
 // Each generation runs in its own worker thread; cancelling sets a shared flag the
 // generator checks between frame batches, and the worker is terminated if it does not
 // stop within a grace period.
@@ -10,12 +11,18 @@ import fs from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { loadToolPaths } from '../../config.ts';
 import { nativeAvailable } from '../../native/index.ts';
-import { LipsyncAbortedError, type LipsyncProvider } from './types.ts';
+import type { PhonemeTiming } from '../types.ts';
+import { LipsyncAbortedError, type LipsyncProvider, type LipsyncRequest } from './types.ts';
 import { checkFaceModels } from './viseme/face.ts';
 import { VISEME_PRESETS, type VisemeStats } from './viseme/generate.ts';
 import type { VisemeWorkerData, VisemeWorkerResult } from './viseme/worker.ts';
 
 export { VISEME_PRESETS } from './viseme/generate.ts';
+
+/** A request may carry the narration's phoneme timings (local callers that synthesized it); the GPU server's /lipsync has audio only. */
+export interface VisemeRequest extends LipsyncRequest {
+  phonemes?: PhonemeTiming[];
+}
 
 export interface VisemeProviderOptions {
   modelsDir: string;
@@ -53,7 +60,16 @@ export function createVisemeProvider(opts: VisemeProviderOptions): LipsyncProvid
       if (!settings) return Promise.reject(new Error(`unknown viseme preset "${req.preset}" (known: ${Object.keys(VISEME_PRESETS).join(', ')})`));
       if (signal.aborted) return Promise.reject(new LipsyncAbortedError('cancelled before start'));
       const cancel = new SharedArrayBuffer(4);
-      const data: VisemeWorkerData = { ...req, settings, modelsDir: opts.modelsDir, cancel };
+      const { phonemes } = req as VisemeRequest;
+      const data: VisemeWorkerData = {
+        audioPath: req.audioPath,
+        referenceVideoPath: req.referenceVideoPath,
+        outputPath: req.outputPath,
+        phonemes: phonemes?.map((p) => ({ phoneme: p.phoneme, start: p.start, end: p.end })),
+        settings,
+        modelsDir: opts.modelsDir,
+        cancel,
+      };
       const worker = new Worker(WORKER_URL, { workerData: data });
       return new Promise<void>((resolve, reject) => {
         let settled = false;

@@ -3,7 +3,9 @@
 // provider calls it in a worker thread); `cancelled()` is polled between frame batches.
 import { decodeAudio } from '../../../media/ffmpeg.ts';
 import { LipsyncAbortedError } from '../types.ts';
+import type { PhonemeTiming } from '../../types.ts';
 import { AUDIO_RATE, mouthTrack } from './audio.ts';
+import { phonemeMouthTrack } from './phonemes.ts';
 import { FaceTracker, type Landmarks } from './face.ts';
 import { mouthGeometry, smoothTracks } from './mouth.ts';
 import { renderMouth } from './render.ts';
@@ -36,6 +38,8 @@ export interface VisemeJob {
   settings: VisemeSettings;
   modelsDir: string;
   cancelled: () => boolean;
+  /** Phoneme timings of the narration (e.g. eSpeak's events); without them the mouth follows the audio. */
+  phonemes?: PhonemeTiming[];
 }
 
 export interface VisemeStats {
@@ -112,7 +116,7 @@ export async function generateViseme(job: VisemeJob): Promise<VisemeStats> {
     checkCancel(job);
 
     // Pass 2: render and encode.
-    const shapes = mouthTrack(samples, fps, frames);
+    const shapes = job.phonemes?.length ? phonemeMouthTrack(job.phonemes, fps, frames) : mouthTrack(samples, fps, frames);
     const tr = performance.now();
     const writer = writeMp4(job.outputPath, width, height, fps, job.audioPath, job.settings.x264Preset, job.settings.crf);
     const scratch = {};

@@ -2,6 +2,7 @@
 // never hold the GPU server's event loop. The parent sets cancel[0] = 1 to stop it; the
 // generator sees that at its next frame batch.
 import { parentPort, workerData } from 'node:worker_threads';
+import type { PhonemeTiming } from '../../types.ts';
 import { LipsyncAbortedError } from '../types.ts';
 import { generateViseme, type VisemeSettings } from './generate.ts';
 
@@ -11,6 +12,7 @@ export interface VisemeWorkerData {
   outputPath: string;
   settings: VisemeSettings;
   modelsDir: string;
+  phonemes?: PhonemeTiming[];
   cancel: SharedArrayBuffer;
 }
 
