@@ -5,12 +5,14 @@
 // (seconds of narration per second of wall time).
 // Run: node --import tsx bench/pipeline.bench.ts            (the whole book; several minutes)
 //      node --import tsx bench/pipeline.bench.ts --chapters 3 (the first 3 spine documents with text)
+//      node --import tsx bench/pipeline.bench.ts --format m4b (audiobook with chapter marks)
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Bench } from 'tinybench';
 import { readDocument } from '../src/documents/model.ts';
 import { createLogger } from '../src/log.ts';
+import { ffprobe } from '../src/media/ffmpeg.ts';
 import { audioPipeline } from '../src/pipelines/audio.ts';
 import { createLocalSpeech } from '../src/speech/local.ts';
 import { makeEpub3 } from '../test/helpers/make-documents.ts';
@@ -20,6 +22,8 @@ const EPUB = 'application/epub+zip';
 const arg = process.argv.indexOf('--chapters');
 const chapters = arg > 0 ? Number(process.argv[arg + 1]) : 0;
 const backend = process.env.LECTERN_TTS_BACKEND ?? 'espeak';
+const fmtArg = process.argv.indexOf('--format');
+const format = fmtArg > 0 ? process.argv[fmtArg + 1]! : 'mp3';
 
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'lectern-pipeline-bench-'));
 let input = BOOK;
@@ -49,7 +53,7 @@ let last = performance.now();
 let lastPhase = '';
 const t0 = performance.now();
 const result = await audioPipeline.run({
-  input: { jobId: 'bench', document: { path: input, originalName: path.basename(input), contentType: EPUB }, language: 'en-US', voiceId: null, options: { format: 'mp3', speed: 1 }, title: null },
+  input: { jobId: 'bench', document: { path: input, originalName: path.basename(input), contentType: EPUB }, language: 'en-US', voiceId: null, options: { format, speed: 1 }, title: null },
   outputDir: outDir,
   cacheDir: path.join(work, 'cache'),
   speech,
@@ -64,6 +68,8 @@ const result = await audioPipeline.run({
   signal: new AbortController().signal,
 });
 const wallMs = performance.now() - t0;
+const probe = await ffprobe(path.join(outDir, result.output));
+const outMb = fs.statSync(path.join(outDir, result.output)).size / 1e6;
 phases.set(lastPhase, (phases.get(lastPhase) ?? 0) + performance.now() - last);
 await speech.close();
 const rss = process.resourceUsage().maxRSS / 1024;
@@ -73,5 +79,6 @@ const audio = result.duration_seconds!;
 console.log(`book: ${chapters > 0 ? `first ${chapters} chapters of ` : ''}War of the Worlds, ${doc.pages.length} spine documents, ${words} words, ${result.chunks} chunks, backend ${speech.engine}, ${os.cpus().length} cores`);
 console.log(`extract (readDocument) median      ${extractMs.toFixed(0)} ms (baseline)`);
 console.log(`whole pipeline, cold cache          ${(wallMs / 1000).toFixed(1)} s for ${(audio / 3600).toFixed(2)} h of narration (${(audio / (wallMs / 1000)).toFixed(1)}x real time, ${(words / (wallMs / 1000)).toFixed(0)} words/s)`);
+console.log(`output ${result.output}: ffprobe ${probe.durationSeconds.toFixed(2)} s (timeline ${audio.toFixed(2)} s), ${probe.chapters.length} chapters, ${outMb.toFixed(1)} MB`);
 console.log(`stages: ${[...phases].map(([k, v]) => `${k} ${(v / 1000).toFixed(1)} s`).join(', ')}`);
 console.log(`whole pipeline / extraction: ${(wallMs / extractMs).toFixed(1)}x (extraction is ${((100 * extractMs) / wallMs).toFixed(2)}% of the run); peak RSS ${rss.toFixed(0)} MiB`);
