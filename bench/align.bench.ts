@@ -35,7 +35,8 @@ function build(seconds: number): { samples: Float32Array; text: string } {
 }
 
 const minutes = Number(process.argv[2] ?? 60);
-const native = await createDtwAligner();
+const stages = new Map<string, number>();
+const native = await createDtwAligner({ onStage: (name, ms) => stages.set(name, (stages.get(name) ?? 0) + ms) });
 const ts = await createDtwAligner({ useReference: true });
 
 const minute = build(60);
@@ -49,6 +50,7 @@ console.log(`speed-up native vs ts reference: ${(med('ts reference, 1 min (basel
 await ts.close();
 
 const long = build(minutes * 60);
+stages.clear();
 const rssBefore = process.memoryUsage().rss;
 const t0 = performance.now();
 const words = await native.align(long.samples, 16000, long.text, 'en-US');
@@ -56,4 +58,5 @@ const secs = (performance.now() - t0) / 1000;
 const peak = process.resourceUsage().maxRSS / 1024; // KiB → MiB
 console.log(`${minutes} min of speech (${words.length} words): aligned in ${secs.toFixed(1)} s (target < 30 s), ` +
   `real-time factor ${(secs / (minutes * 60)).toFixed(4)}, peak RSS ${peak.toFixed(0)} MiB (target < 1024; ${(rssBefore / 2 ** 20).toFixed(0)} MiB before, input audio alone ${(long.samples.byteLength / 2 ** 20).toFixed(0)} MiB)`);
+console.log('where the time goes: ' + [...stages].map(([k, v]) => `${k} ${(v / 1000).toFixed(1)} s`).join(', '));
 await native.close();

@@ -52,11 +52,11 @@ describe('dtw aligner (eSpeak NG reference + MFCC + banded DTW, real speech)', (
       n += words.length;
     }
     expect(n).toBeGreaterThanOrEqual(40);
-    // measured 28.9 ms / 35.6 ms against the refined references (fixtures/alignment/README.md;
+    // measured 23.8 ms / 23.8 ms against the refined references (fixtures/alignment/README.md;
     // `node --import tsx test/fixtures/alignment/score.ts` prints them per clip); these bounds
     // leave room for noise but not for a broken path, boundary mapping or pause handling
-    expect(errStart / n).toBeLessThan(0.04);
-    expect(errEnd / n).toBeLessThan(0.045);
+    expect(errStart / n).toBeLessThan(0.03);
+    expect(errEnd / n).toBeLessThan(0.03);
   }, 60_000);
 
   it('gives each word of a pair eSpeak reads as one entry ("to be") its own share, split at a phoneme', async () => {
