@@ -1,7 +1,7 @@
 // GPU server throughput: 32 concurrent clients sending /synthesize for sentences of typical
 // length, --max-batch 8 against --max-batch 1 (the baseline) in the same run, same backend
-// (piper when its voice is installed, else espeak), same pool size.
-//   node --import tsx bench/gpu-server.bench.ts [--backend piper] [--workers 2] [--rounds 3]
+// (piper when its voice is installed, else espeak), same pool size and threads.
+//   node --import tsx bench/gpu-server.bench.ts [--backend piper] [--workers 2] [--rounds 4]
 import path from 'node:path';
 import { Bench } from 'tinybench';
 import { PROJECT_ROOT, loadGpuServerConfig, parseArgs } from '../src/config.ts';
@@ -12,7 +12,7 @@ const { flags } = parseArgs(process.argv.slice(2));
 const MODELS = path.join(PROJECT_ROOT, 'models');
 const backend = typeof flags.backend === 'string' ? flags.backend : chooseBackend(MODELS);
 const workers = Number(flags.workers ?? 2);
-const rounds = Number(flags.rounds ?? 3);
+const rounds = Number(flags.rounds ?? 4);
 const CLIENTS = 32;
 const PER_CLIENT = 2;
 const SENTENCES = [
@@ -51,47 +51,69 @@ const pct = (xs: number[], p: number) => {
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
 };
 
-async function measure(maxBatch: number) {
+interface Server { maxBatch: number; url: string; close(): Promise<void> }
+
+async function startServer(maxBatch: number): Promise<Server> {
   const srv = await startGpuServer(
     { ...loadGpuServerConfig({}, {}), port: 0, backend, workers, maxBatch, batchWindowMs: 30, modelsDir: MODELS, dataDir: '/tmp/lectern-gpu-bench', logLevel: 'silent' },
     createLogger('silent', 'gpu-bench'),
   );
-  try {
-    await load(srv.url); // warm-up: sessions, allocator, JIT
-    const runs: Run[] = [];
-    const bench = new Bench({ iterations: rounds, warmupIterations: 0, time: 0, warmup: false });
-    bench.add(`max-batch ${maxBatch}`, async () => {
-      runs.push(await load(srv.url));
-    });
-    await bench.run();
-    const metrics = await (await fetch(`${srv.url}/metrics`)).text();
-    const sum = Number(/lectern_gpu_batch_size_sum\{[^}]*\} (\S+)/.exec(metrics)?.[1]);
-    const count = Number(/lectern_gpu_batch_size_count\{[^}]*\} (\S+)/.exec(metrics)?.[1]);
-    const model = /lectern_gpu_model_time_ms_sum\{model="tts:[^"]*"\} (\S+)/.exec(metrics)?.[1];
-    const modelCount = /lectern_gpu_model_time_ms_count\{model="tts:[^"]*"\} (\S+)/.exec(metrics)?.[1];
-    const all = runs.flatMap((r) => r.latencies);
-    const thr = runs.map((r) => r.requests / r.seconds).sort((a, b) => a - b);
-    return {
-      maxBatch,
-      throughput: thr[Math.floor(thr.length / 2)]!,
-      p50: pct(all, 50),
-      p99: pct(all, 99),
-      meanBatch: sum / count,
-      modelMsPerCall: Number(model) / Number(modelCount),
-      modelMsPerRequest: Number(model) / sum,
-    };
-  } finally {
-    await srv.close();
-  }
+  await load(srv.url); // warm-up: sessions, allocator, JIT
+  return { maxBatch, ...srv };
 }
 
-console.log(`backend=${backend} workers=${workers} clients=${CLIENTS} requests/round=${CLIENTS * PER_CLIENT} rounds=${rounds}`);
-const base = await measure(1);
-const batched = await measure(8);
-for (const r of [base, batched]) {
-  console.log(
-    `max-batch ${r.maxBatch}: median throughput ${r.throughput.toFixed(2)} req/s  p50 ${r.p50.toFixed(0)} ms  p99 ${r.p99.toFixed(0)} ms  ` +
-      `mean batch ${r.meanBatch.toFixed(2)}  model ${r.modelMsPerCall.toFixed(0)} ms/call = ${r.modelMsPerRequest.toFixed(0)} ms/request`,
-  );
+async function summary(srv: Server, runs: Run[]) {
+  const metrics = await (await fetch(`${srv.url}/metrics`)).text();
+  const sum = Number(/lectern_gpu_batch_size_sum\{[^}]*\} (\S+)/.exec(metrics)?.[1]);
+  const count = Number(/lectern_gpu_batch_size_count\{[^}]*\} (\S+)/.exec(metrics)?.[1]);
+  const model = /lectern_gpu_model_time_ms_sum\{model="tts:[^"]*"\} (\S+)/.exec(metrics)?.[1];
+  const modelCount = /lectern_gpu_model_time_ms_count\{model="tts:[^"]*"\} (\S+)/.exec(metrics)?.[1];
+  const health = (await (await fetch(`${srv.url}/health`)).json()) as { intra_op_threads: number | null };
+  const all = runs.flatMap((r) => r.latencies);
+  const thr = runs.map((r) => r.requests / r.seconds).sort((a, b) => a - b);
+  return {
+    maxBatch: srv.maxBatch,
+    intraOp: health.intra_op_threads,
+    throughput: thr[Math.floor(thr.length / 2)]!,
+    rounds: runs.map((r) => r.requests / r.seconds),
+    p50: pct(all, 50),
+    p99: pct(all, 99),
+    meanBatch: sum / count,
+    modelMsPerCall: Number(model) / Number(modelCount),
+    modelMsPerRequest: Number(model) / sum,
+  };
 }
-console.log(`ratio (max-batch 8 / max-batch 1): throughput ×${(batched.throughput / base.throughput).toFixed(2)}  p99 ×${(batched.p99 / base.p99).toFixed(2)}  model time per request ×${(batched.modelMsPerRequest / base.modelMsPerRequest).toFixed(2)}`);
+
+// Both servers stay up and their rounds alternate (A B B A …), so load that other processes
+// put on the machine during the run falls on both configurations alike.
+const base = await startServer(1);
+const batchedSrv = await startServer(8);
+const baseRuns: Run[] = [];
+const batchedRuns: Run[] = [];
+try {
+  const bench = new Bench({ iterations: 1, warmupIterations: 0, time: 0, warmup: false });
+  bench.add('alternating rounds, max-batch 1 and 8', async () => {
+    for (let r = 0; r < rounds; r++) {
+      const order = r % 2 === 0 ? ([[base, baseRuns], [batchedSrv, batchedRuns]] as const) : ([[batchedSrv, batchedRuns], [base, baseRuns]] as const);
+      for (const [srv, runs] of order) runs.push(await load(srv.url));
+    }
+  });
+  await bench.run();
+  const a = await summary(base, baseRuns);
+  const b = await summary(batchedSrv, batchedRuns);
+  console.log(`backend=${backend} workers=${workers} intra-op threads/worker=${a.intraOp} clients=${CLIENTS} requests/round=${CLIENTS * PER_CLIENT} rounds=${rounds}`);
+  for (const r of [a, b]) {
+    console.log(
+      `max-batch ${r.maxBatch}: median throughput ${r.throughput.toFixed(2)} req/s (rounds ${r.rounds.map((x) => x.toFixed(2)).join(' ')})  p50 ${r.p50.toFixed(0)} ms  p99 ${r.p99.toFixed(0)} ms  ` +
+        `mean batch ${r.meanBatch.toFixed(2)}  model ${r.modelMsPerCall.toFixed(0)} ms/call = ${r.modelMsPerRequest.toFixed(0)} ms/request`,
+    );
+  }
+  const paired = a.rounds.map((x, i) => b.rounds[i]! / x).sort((x, y) => x - y);
+  console.log(
+    `ratio (max-batch 8 / max-batch 1): throughput ×${(b.throughput / a.throughput).toFixed(2)} (per adjacent round pair: median ×${paired[Math.floor(paired.length / 2)]!.toFixed(2)}, ${paired.map((x) => x.toFixed(2)).join(' ')})  ` +
+      `p99 ×${(b.p99 / a.p99).toFixed(2)}  model time per request ×${(b.modelMsPerRequest / a.modelMsPerRequest).toFixed(2)}`,
+  );
+} finally {
+  await base.close();
+  await batchedSrv.close();
+}
