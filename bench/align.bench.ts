@@ -9,29 +9,32 @@ import { createDtwAligner } from '../src/speech/align/dtw.ts';
 import { decodeWav } from '../src/media/wav.ts';
 
 const root = path.join(import.meta.dirname, '..', 'test', 'fixtures');
-const clips: { samples: Float32Array; text: string }[] = [];
+const clips: { samples: Float32Array; text: string; ref: { start: number; end: number }[] }[] = [];
 for (const line of readFileSync(path.join(root, 'speech', 'transcription'), 'utf8').split('\n')) {
   const m = /^<s> (.*) <\/s> \((.*)\)$/.exec(line.trim());
   if (!m) continue;
   const buf = readFileSync(path.join(root, 'speech', `${m[2]}.wav`));
   if (buf.readUInt32LE(24) !== 16000) throw new Error('fixtures are 16 kHz');
-  clips.push({ samples: decodeWav(buf).samples, text: m[1]! });
+  const ref = JSON.parse(readFileSync(path.join(root, 'alignment', `${m[2]}.json`), 'utf8')) as { words: { start: number; end: number }[] };
+  clips.push({ samples: decodeWav(buf).samples, text: m[1]!, ref: ref.words });
 }
 
-function build(seconds: number): { samples: Float32Array; text: string } {
+function build(seconds: number): { samples: Float32Array; text: string; ref: { start: number; end: number }[] } {
   const parts: Float32Array[] = [];
   const words: string[] = [];
+  const ref: { start: number; end: number }[] = [];
   let total = 0;
   for (let k = 0; total < seconds * 16000; k++) {
     const c = clips[k % clips.length]!;
     parts.push(c.samples);
     words.push(c.text + '.');
+    for (const w of c.ref) ref.push({ start: w.start + total / 16000, end: w.end + total / 16000 });
     total += c.samples.length;
   }
   const samples = new Float32Array(total);
   let off = 0;
   for (const p of parts) (samples.set(p, off), (off += p.length));
-  return { samples, text: words.join(' ') };
+  return { samples, text: words.join(' '), ref };
 }
 
 const minutes = Number(process.argv[2] ?? 60);
@@ -58,5 +61,10 @@ const secs = (performance.now() - t0) / 1000;
 const peak = process.resourceUsage().maxRSS / 1024; // KiB → MiB
 console.log(`${minutes} min of speech (${words.length} words): aligned in ${secs.toFixed(1)} s (target < 30 s), ` +
   `real-time factor ${(secs / (minutes * 60)).toFixed(4)}, peak RSS ${peak.toFixed(0)} MiB (target < 1024; ${(rssBefore / 2 ** 20).toFixed(0)} MiB before, input audio alone ${(long.samples.byteLength / 2 ** 20).toFixed(0)} MiB)`);
+// accuracy over the whole hour: every clip's reference boundaries at its offset
+let es = 0, ee = 0;
+words.forEach((w, i) => ((es += Math.abs(w.start - long.ref[i]!.start)), (ee += Math.abs(w.end - long.ref[i]!.end))));
+if (process.env.VERBOSE) words.forEach((w, i) => console.log(w.word, w.start.toFixed(2), w.end.toFixed(2), long.ref[i]!.start.toFixed(2), long.ref[i]!.end.toFixed(2)));
+console.log(`over the ${minutes} min: MAE start ${((1000 * es) / words.length).toFixed(1)} ms, end ${((1000 * ee) / words.length).toFixed(1)} ms against the fixture references (${words.length} words)`);
 console.log('where the time goes: ' + [...stages].map(([k, v]) => `${k} ${(v / 1000).toFixed(1)} s`).join(', '));
 await native.close();

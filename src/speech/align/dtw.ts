@@ -311,6 +311,12 @@ export async function createDtwAligner(opts: DtwAlignerOptions = {}): Promise<Al
       // digital silence): DTW runs on both signals with every long pause cut down to its
       // edges, and the reader's pauses are put back when the boundaries are mapped.
       const refQuiet = percentile(ref.energy, 0.02) + QUIET_OVER_FLOOR;
+      // eSpeak's word events count a sentence's closing pause into its last word: cut each
+      // reference word to its sound, so the pause maps onto the reader's pause, not into a word
+      for (const bd of ref.bounds) {
+        while (bd[1] - bd[0] > 1 && ref.energy[bd[1] - 1]! < refQuiet) bd[1]--;
+        while (bd[1] - bd[0] > 1 && ref.energy[bd[0]]! < refQuiet) bd[0]++;
+      }
       const refKeep = collapsePauses(ref.energy, s0, s1, refQuiet);
       const realKeep = collapsePauses(realEnergy, r0, r1, quietThr);
       const aSub = gather(a.data, dims, s0, refKeep);
@@ -414,16 +420,19 @@ export async function createDtwAligner(opts: DtwAlignerOptions = {}): Promise<Al
         }
         return best;
       };
+      // real frames per reference frame over the speech (pauses cut from both)
+      const tempo = m / Math.max(1, n);
+      // a gap may not leave either word shorter than 40 % of what eSpeak's timing predicts
+      // (a sentence end mapped into a long pause must not hand the pause to the word before)
+      const minLen = (k: number) => Math.max(MIN_WORD, Math.round(0.4 * (ref.bounds[k]![1] - ref.bounds[k]![0]) * tempo));
       for (let k = 0; k + 1 < tokens.length; k++) {
         const endK = frames[2 * k + 1]!, startNext = frames[2 * k + 2]!;
-        const lo = Math.max(frames[2 * k]! + MIN_WORD, 0), hi = Math.min(frames[2 * k + 3]! - MIN_WORD, totalFrames);
+        const lo = Math.max(frames[2 * k]! + minLen(k), 0), hi = Math.min(frames[2 * k + 3]! - minLen(k + 1), totalFrames);
         if (hi <= lo) continue;
         const run = runAround(lo, hi, Math.round((endK + startNext) / 2));
         if (run) (frames[2 * k + 1] = run[0]), (frames[2 * k + 2] = run[1]);
       }
 
-      // real frames per reference frame over the speech (pauses cut from both)
-      const tempo = m / Math.max(1, n);
       const longestQuiet = (lo: number, hi: number, thr: number): [number, number] | null => {
         let best: [number, number] | null = null;
         for (let f = lo; f < hi; f++) {
