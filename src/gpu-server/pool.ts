@@ -31,7 +31,7 @@ export class SpeechPool {
   onStats: (s: TaskStats, queueWaitMs: number) => void = () => {};
 
   constructor(opts: PoolOptions) {
-    const data: WorkerData = { device: opts.device, modelsDir: opts.modelsDir, computeType: opts.computeType, intraOpThreads: opts.intraOpThreads };
+    const data: WorkerData = { device: opts.device, modelsDir: opts.modelsDir, computeType: opts.computeType, intraOpThreads: opts.intraOpThreads, sessionBatch: opts.sessionBatch };
     this.size = opts.workers;
     this.maxQueue = opts.maxQueue;
     this.piscina = new Piscina({

@@ -15,6 +15,8 @@ export interface WorkerData {
   computeType: string;
   /** onnxruntime intra-op threads per session in this worker (cores ÷ workers on CPU). */
   intraOpThreads?: number;
+  /** Most sentences per session run in a batched backend (absent → the backend's default). */
+  sessionBatch?: number;
 }
 
 export interface BackendInfo {

@@ -15,12 +15,13 @@ const ALIGN_REGISTRY = new URL('../speech/align/registry.ts', import.meta.url).h
 const ASR_REGISTRY = new URL('../speech/asr/registry.ts', import.meta.url).href;
 
 async function loadBackend(spec: BackendSpec): Promise<TtsBackend> {
-  // intraOpThreads is read by onnxruntime backends (piper) and ignored by the rest.
-  const opts: TtsBackendOptions & { intraOpThreads?: number } = {
+  // intraOpThreads and maxBatch (sentences per session run) are read by onnxruntime backends (piper) and ignored by the rest.
+  const opts: TtsBackendOptions & { intraOpThreads?: number; maxBatch?: number } = {
     modelsDir: data.modelsDir,
     device: data.device,
     voice: spec.voice ?? null,
     intraOpThreads: data.intraOpThreads,
+    maxBatch: data.sessionBatch,
   };
   if (spec.module) {
     const mod = (await import(spec.module)) as { createBackend(o: TtsBackendOptions): Promise<TtsBackend> };
