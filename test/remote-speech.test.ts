@@ -7,11 +7,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT, loadGpuServerConfig } from '../src/config.ts';
+import { createGpuClient } from '../src/gpu-client/index.ts';
 import { chooseBackend, startGpuServer } from '../src/gpu-server/index.ts';
 import { createLogger } from '../src/log.ts';
 import { ffprobe } from '../src/media/ffmpeg.ts';
 import { decodeWav } from '../src/media/wav.ts';
 import type { RunningService } from '../src/service.ts';
+import { createRemoteSpeech } from '../src/speech/remote.ts';
 import { tokenizeWords } from '../src/speech/words.ts';
 import { json, testEnv, upload, waitFor, type TestEnv } from './helpers/service.ts';
 
@@ -70,6 +72,18 @@ describe(`worker speech through a real GPU server (${BACKEND})`, () => {
     await gpu?.close();
     await t?.cleanup();
     fs.rmSync(gpuData, { recursive: true, force: true });
+  });
+
+  it('takes the engine, chunk limit and batch size from the server\'s /health', async () => {
+    const h = (await (await fetch(`${gpuUrl}/health`)).json()) as { max_chunk_bytes: number };
+    const speech = await createRemoteSpeech(createGpuClient({ urls: [gpuUrl] }));
+    try {
+      expect(speech.engine).toBe(BACKEND);
+      expect(await speech.maxChunkBytes()).toBe(h.max_chunk_bytes);
+      expect(speech.concurrency).toBe(8);
+    } finally {
+      await speech.close();
+    }
   });
 
   it('narrates an audio job with the server, its chunks coalesced into batches', async () => {

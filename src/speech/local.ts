@@ -7,6 +7,8 @@ export interface Speech {
   /** Engine name, part of every cache key (a different engine makes different audio). */
   readonly engine: string;
   maxChunkBytes(): Promise<number>;
+  /** Chunks worth keeping in flight at once (a GPU server batches them); absent → the pipeline's default. */
+  readonly concurrency?: number;
   synthesize(req: SynthesisRequest): Promise<SynthesisOutput>;
   close(): Promise<void>;
 }

@@ -48,8 +48,13 @@ export async function createRemoteSpeech(client: GpuClient, opts: RemoteSpeechOp
     return { samples: await decodeAudio(out.audio, decodeRate), sampleRate: decodeRate };
   }
 
+  // Enough chunks in flight to fill a batch on every healthy server.
+  const healthy = states.filter((s) => s.healthy).length;
+  const concurrency = Math.max(2, (Number(health.max_batch) || 1) * healthy);
+
   return {
     engine,
+    concurrency,
     maxChunkBytes: async () => maxChunkBytes,
     async synthesize(req): Promise<SynthesisOutput> {
       const out = (await client.synthesize(req.text, {
