@@ -1,7 +1,7 @@
 // GPU server throughput: 32 concurrent clients sending /synthesize for sentences of typical
 // length, --max-batch 8 against --max-batch 1 (the baseline) in the same run, same backend
 // (piper when its voice is installed, else espeak), same pool size and threads.
-//   node --import tsx bench/gpu-server.bench.ts [--backend piper] [--workers 2] [--rounds 4]
+//   node --import tsx bench/gpu-server.bench.ts [--backend piper] [--workers 2] [--rounds 4] [--intra-op N] [--session-batch N]
 import path from 'node:path';
 import { Bench } from 'tinybench';
 import { PROJECT_ROOT, loadGpuServerConfig, parseArgs } from '../src/config.ts';
@@ -13,6 +13,10 @@ const MODELS = path.join(PROJECT_ROOT, 'models');
 const backend = typeof flags.backend === 'string' ? flags.backend : chooseBackend(MODELS);
 const workers = Number(flags.workers ?? 2);
 const rounds = Number(flags.rounds ?? 4);
+// The server's defaults unless given: --intra-op 0 (onnxruntime's own: every core per worker)
+// and --session-batch 16 reproduce the settings before they were tuned for CPU.
+const intraOpThreads = flags['intra-op'] === undefined ? undefined : Number(flags['intra-op']);
+const sessionBatch = flags['session-batch'] === undefined ? undefined : Number(flags['session-batch']);
 const CLIENTS = 32;
 const PER_CLIENT = 2;
 const SENTENCES = [
@@ -55,7 +59,7 @@ interface Server { maxBatch: number; url: string; close(): Promise<void> }
 
 async function startServer(maxBatch: number): Promise<Server> {
   const srv = await startGpuServer(
-    { ...loadGpuServerConfig({}, {}), port: 0, backend, workers, maxBatch, batchWindowMs: 30, modelsDir: MODELS, dataDir: '/tmp/lectern-gpu-bench', logLevel: 'silent' },
+    { ...loadGpuServerConfig({}, {}), port: 0, backend, workers, maxBatch, batchWindowMs: 30, intraOpThreads, sessionBatch, modelsDir: MODELS, dataDir: '/tmp/lectern-gpu-bench', logLevel: 'silent' },
     createLogger('silent', 'gpu-bench'),
   );
   await load(srv.url); // warm-up: sessions, allocator, JIT
