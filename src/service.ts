@@ -10,6 +10,9 @@ import type { Logger } from './log.ts';
 import { checkFfmpeg } from './media/ffmpeg.ts';
 import { Storage } from './storage.ts';
 
+/** How long shutdown waits for requests in flight before cutting their connections. */
+const CLOSE_GRACE_MS = 10_000;
+
 export interface RunningService {
   url: string;
   stores: Stores;
@@ -48,7 +51,11 @@ export async function startService(config: ServiceConfig, log: Logger): Promise<
     stores,
     storage,
     async close() {
+      // Requests in flight get a bounded grace period: a client that stopped reading a
+      // download must not keep the process from shutting down.
+      const force = setTimeout(() => app.server.closeAllConnections(), CLOSE_GRACE_MS);
       await app.close();
+      clearTimeout(force);
       await worker?.close();
       await stores.close();
     },

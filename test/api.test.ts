@@ -275,7 +275,9 @@ describe.each(MODES)('job API (%s)', (mode) => {
       expect((await json(url, 'GET', `/api/uploads/${u.body.id}`)).body).toEqual(u.body);
       const again = await json(url, 'GET', `/api/jobs/${j.body.id}`);
       expect(again.body.status).toBe('completed');
-      expect((await fetch(`${url}/api/jobs/${j.body.id}/download`)).status).toBe(200);
+      const dl = await fetch(`${url}/api/jobs/${j.body.id}/download`);
+      expect(dl.status).toBe(200);
+      expect((await dl.arrayBuffer()).byteLength).toBeGreaterThan(1000);
     });
   });
 });

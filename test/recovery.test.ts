@@ -84,7 +84,9 @@ describe('kill and recover', () => {
       expect(doneBefore).toBeGreaterThanOrEqual(10);
       const cached = fs.readdirSync(path.join(t.dataDir, 'cache', 'tts')).filter((f) => f.endsWith('.json')).length;
       expect(cached).toBe(150); // one entry per chunk: the first attempt's chunks were reused, not redone
-      expect((await fetch(`${svc.url}/api/jobs/${id}/download`)).status).toBe(200);
+      const dl = await fetch(`${svc.url}/api/jobs/${id}/download`);
+      expect(dl.status).toBe(200);
+      await dl.arrayBuffer();
     } finally {
       await svc.close();
     }
@@ -109,7 +111,9 @@ describe('kill and recover', () => {
         }, 180_000, 'the recovered job');
         expect(job.status).toBe('completed');
         expect(job.attempts).toBe(2);
-        expect((await fetch(`${api.url}/api/jobs/${id}/download`)).status).toBe(200);
+        const dl = await fetch(`${api.url}/api/jobs/${id}/download`);
+      expect(dl.status).toBe(200);
+      await dl.arrayBuffer();
       } finally {
         await w2.close();
       }

@@ -36,6 +36,8 @@ export interface SynthesizedAudio {
   /** `wav`, `mp3`, `opus`, … */
   format: string;
   contentType: string;
+  /** The engine's own word timings, when the server sent them (X-Word-Timings). */
+  words?: WordTiming[];
 }
 
 export interface HealthRecord {
@@ -111,7 +113,16 @@ export async function synthesize(text: string, opts: SynthesizeOptions): Promise
     const audio = Buffer.from(await res.arrayBuffer());
     if (audio.length === 0) throw new GpuServerError(opts.serverUrl, requestName(req), res.status, 'empty audio body');
     const contentType = res.headers.get('content-type') ?? 'application/octet-stream';
-    return { audio, format: audioFormat(contentType, audio), contentType };
+    const header = res.headers.get('x-word-timings');
+    let words: WordTiming[] | undefined;
+    if (header) {
+      try {
+        words = parseWords(JSON.parse(Buffer.from(header, 'base64').toString('utf8')), opts.serverUrl, requestName(req), res.status);
+      } catch {
+        words = undefined; // a malformed header only costs an /align call
+      }
+    }
+    return { audio, format: audioFormat(contentType, audio), contentType, words };
   });
 }
 

@@ -23,6 +23,14 @@ export function sniff(head: Uint8Array, originalName: string): SniffResult | nul
     if (ascii(head, 30, 38) === 'mimetype' && ascii(head, 38, 58) === 'application/epub+zip') {
       return { kind: 'document', contentType: 'application/epub+zip', ext: 'epub' };
     }
+    // Some EPUB writers store "mimetype" later (against the spec); a ZIP that opens with
+    // META-INF/ or declares the EPUB media type in its head is still read as an EPUB, and
+    // the reader then fails it with a reason if it is not one.
+    const nameLen = head[26]! | (head[27]! << 8);
+    const firstName = ascii(head, 30, 30 + nameLen);
+    if (firstName.startsWith('META-INF/') || Buffer.from(head).includes('application/epub+zip')) {
+      return { kind: 'document', contentType: 'application/epub+zip', ext: 'epub' };
+    }
     return null; // other ZIPs (docx, plain archives) are not documents we read
   }
 

@@ -28,7 +28,8 @@ interface ChunkAudio {
 /** Silence between chunks, so sentences don't run into each other. */
 const GAP_SECONDS = 0.25;
 
-export async function narrate(ctx: PipelineContext, chunks: string[], concurrency = 2): Promise<Narration> {
+/** Chunks in flight: the speech service's own figure (a GPU server's max_batch × servers), else 2. */
+export async function narrate(ctx: PipelineContext, chunks: string[], concurrency = ctx.speech.concurrency ?? 2): Promise<Narration> {
   const { speech, input } = ctx;
   const cacheDir = path.join(ctx.cacheDir, 'tts');
   await fs.promises.mkdir(cacheDir, { recursive: true });

@@ -2,6 +2,7 @@
 // (native/espeak/lectern_espeak.c → build/Release/lectern-espeak) and we talk to it over
 // a pipe; nothing GPL is linked into Node. Word timings come from the engine's own
 // WORD events (text position + audio position), never from guesses.
+import { splitMergedWords } from '../merged-words.ts';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -435,6 +436,7 @@ export async function createEspeakBackend(opts: TtsBackendOptions): Promise<TtsB
         const samples = new Float32Array(syn.pcm.length);
         for (let i = 0; i < samples.length; i++) samples[i] = syn.pcm[i]! / 32768;
         const { words, phonemes } = wordTimingsFromEvents(req.text, syn);
+        splitMergedWords(words, phonemes);
         out.push({ samples, sampleRate: syn.sampleRate, words, phonemes });
       }
       return out;
