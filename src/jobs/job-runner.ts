@@ -93,6 +93,7 @@ export async function runJob(jobId: string, task: TaskContext, opts: WorkerOptio
     ctx.input.document.path = storage.resolve(upload.path);
     const pipeline = await loadPipeline(job.pipeline_type);
     const result = await pipeline.run(ctx);
+    await ctx.flushProgress();
     await stores.jobs.mergeConfig(jobId, { result });
     const done = await stores.jobs.transition(jobId, ['running'], {
       status: 'completed',
@@ -118,18 +119,29 @@ export async function runJob(jobId: string, task: TaskContext, opts: WorkerOptio
   }
 }
 
-function pipelineContext(job: JobRecord, task: TaskContext, opts: WorkerOptions, outputDir: string, speech: Speech, log: Logger): PipelineContext {
+type RunnerContext = PipelineContext & {
+  /** Drops a throttled progress write and waits for the one in flight, before a terminal transition. */
+  flushProgress(): Promise<void>;
+};
+
+function pipelineContext(job: JobRecord, task: TaskContext, opts: WorkerOptions, outputDir: string, speech: Speech, log: Logger): RunnerContext {
   const { stores, storage } = opts;
   const c = job.config_json as Record<string, unknown> & { document: { original_name: string; content_type: string }; options: PipelineInput['options'] };
   let lastWrite = 0;
   let pending: Progress | null = null;
   let timer: NodeJS.Timeout | null = null;
+  let inFlight: Promise<unknown> = Promise.resolve();
   const write = () => {
     timer = null;
     lastWrite = Date.now();
     const p = pending;
     pending = null;
-    if (p) void stores.jobs.updateJob(job.id, { progress: p }).catch((e) => log.warn({ err: oneLine(e) }, 'progress write failed'));
+    // Only while running: a late write must never overwrite the final 'done' progress.
+    if (p) {
+      inFlight = stores.jobs
+        .transition(job.id, ['running'], { progress: p, status: 'running' })
+        .catch((e) => log.warn({ err: oneLine(e) }, 'progress write failed'));
+    }
   };
   return {
     input: {
@@ -159,6 +171,12 @@ function pipelineContext(job: JobRecord, task: TaskContext, opts: WorkerOptions,
       return (await stores.jobs.getJob(job.id)) === null;
     },
     signal: task.signal,
+    async flushProgress() {
+      if (timer) clearTimeout(timer);
+      timer = null;
+      pending = null;
+      await inFlight;
+    },
   };
 }
 
