@@ -15,6 +15,9 @@ command -v pocketsphinx_continuous >/dev/null || debs+=(pocketsphinx)
 command -v g++ >/dev/null || debs+=(g++)
 command -v make >/dev/null || debs+=(make)
 command -v python3 >/dev/null || debs+=(python3)
+# EPUB validation in the tests, and the browser that the reader/web-app tests drive (playwright-core).
+command -v epubcheck >/dev/null || debs+=(epubcheck)
+command -v chromium >/dev/null || debs+=(chromium)
 if ((${#debs[@]})); then
   if [ "${LECTERN_SKIP_APT:-}" = 1 ]; then
     echo "lectern: missing Debian packages: ${debs[*]} (LECTERN_SKIP_APT=1, not installing)" >&2
