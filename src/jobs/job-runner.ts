@@ -91,7 +91,7 @@ export async function runJob(jobId: string, task: TaskContext, opts: WorkerOptio
     const ctx = pipelineContext(job, task, opts, outputDir, await getSpeech(), log);
     ctx.input.voiceId = await engineVoice(ctx.input.voiceId, ctx.speech.engine); // bundled voice id → engine voice
     ctx.input.document.path = storage.resolve(upload.path);
-    const pipeline = await loadPipeline(job.pipeline_type);
+    const pipeline = await loadPipeline(job.pipeline_type, ctx.input.options.format);
     const result = await pipeline.run(ctx);
     await ctx.flushProgress();
     await stores.jobs.mergeConfig(jobId, { result });

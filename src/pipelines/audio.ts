@@ -2,24 +2,12 @@
 // marks from the table of contents) with a word timeline (JSON) and word cues (WebVTT) beside it.
 import fs from 'node:fs';
 import path from 'node:path';
-import { readDocument, type DocumentModel } from '../documents/model.ts';
+import type { DocumentModel } from '../documents/model.ts';
 import { ffmpeg } from '../media/ffmpeg.ts';
-import { tokenizeWords } from '../speech/words.ts';
 import { writeFileAtomic } from '../storage.ts';
-import { narrate, type Narration } from './narrate.ts';
-import { chunkSentences, splitSentences } from './segment.ts';
+import type { Narration } from './narrate.ts';
+import { atSpeed, narrateDocument, roundTime as round, type TimelineWord } from './narrate-document.ts';
 import type { Pipeline, PipelineContext, PipelineResult } from './types.ts';
-
-/** One source word, in document order: (page, block) and its position among the block's words identify it. */
-export interface TimelineWord {
-  word: string;
-  start: number;
-  end: number;
-  /** 1-based page (PDF page, EPUB chapter; 1 for text and Markdown). */
-  page: number;
-  /** 0-based block index within the page. */
-  block: number;
-}
 
 export interface Chapter {
   title: string;
@@ -32,33 +20,11 @@ export const audioPipeline: Pipeline = {
     const { input } = ctx;
     const format = input.options.format ?? 'mp3';
     if (format !== 'mp3' && format !== 'm4b') throw new Error(`the audio pipeline makes mp3 or m4b, not ${format}`);
-    ctx.progress('extract', 0, 1);
-    const doc = await readDocument(input.document.path, input.document.contentType);
-    ctx.progress('extract', 1, 1);
-
-    // Chunks never cross a block, so each chunk's words belong to one block.
-    ctx.progress('segment', 0, 1);
-    const maxBytes = await ctx.speech.maxChunkBytes();
-    const chunks: Array<{ text: string; page: number; block: number }> = [];
-    for (const page of doc.pages) {
-      page.blocks.forEach((block, b) => {
-        for (const text of chunkSentences(splitSentences(block.text), maxBytes)) chunks.push({ text, page: page.index, block: b });
-      });
-    }
-    if (chunks.length === 0) throw new Error('the document has no text to narrate');
-    ctx.progress('segment', 1, 1);
-
-    const narration = await narrate(ctx, chunks.map((c) => c.text));
-    const timeline: TimelineWord[] = narration.words.map((w) => {
-      const c = chunks[w.chunk]!;
-      return { word: w.word, start: round(w.start), end: round(w.end), page: c.page + 1, block: c.block };
-    });
-    const expected = chunks.reduce((n, c) => n + tokenizeWords(c.text).length, 0);
-    if (timeline.length !== expected) throw new Error(`timeline has ${timeline.length} words, the text ${expected}`);
+    const { doc, chunks, narration, timeline } = await narrateDocument(ctx);
 
     ctx.progress('render', 0, 1);
     const speed = input.options.speed ?? 1;
-    const scaled = timeline.map((w) => ({ ...w, start: round(w.start / speed), end: round(w.end / speed) }));
+    const scaled = atSpeed(timeline, speed);
     const title = doc.title ?? input.title;
     const output = `narration.${format}`;
     const duration = round(narration.samples.length / narration.sampleRate / speed);
@@ -105,9 +71,10 @@ export function chapterMarks(doc: Pick<DocumentModel, 'toc'>, words: TimelineWor
   return starts.map((s, i) => ({ title: s.title, start: s.start, end: i + 1 < starts.length ? starts[i + 1]!.start : duration }));
 }
 
-const round = (t: number) => Math.round(t * 1000) / 1000;
+export type { TimelineWord };
 
-async function renderAudio(
+/** Narration samples → MP3 or M4B (chapters and book metadata), sped up when speed ≠ 1; written atomically. */
+export async function renderAudio(
   ctx: PipelineContext,
   n: Narration,
   speed: number,

@@ -10,34 +10,53 @@ export const PIPELINE_OUTPUTS: Record<PipelineType, readonly string[]> = {
   lipsync: ['reader', 'mp4'],
 };
 
-const DOCUMENT_TYPES: Record<PipelineType, readonly string[]> = {
-  audio: ['text/plain', 'text/markdown', 'application/pdf', 'application/epub+zip'],
-  highlight: [],
-  lipsync: [],
+/** Every pipeline reads every document format, through the one document model. */
+const DOCUMENT_TYPES: readonly string[] = ['text/plain', 'text/markdown', 'application/pdf', 'application/epub+zip'];
+
+type Loader = () => Promise<Pipeline>;
+
+/** One loader per (pipeline, output format) that this version can make. */
+const loaders: Record<PipelineType, Partial<Record<string, Loader>>> = {
+  audio: {
+    mp3: async () => (await import('./audio.ts')).audioPipeline,
+    m4b: async () => (await import('./audio.ts')).audioPipeline,
+  },
+  highlight: {},
+  lipsync: {},
 };
 
-const loaders: Partial<Record<PipelineType, () => Promise<Pipeline>>> = {
-  audio: async () => (await import('./audio.ts')).audioPipeline,
-};
+export function defaultFormat(type: PipelineType): string {
+  return PIPELINE_OUTPUTS[type][0]!;
+}
 
 export function pipelineAccepts(type: PipelineType, doc: UploadRecord, format: string | undefined): true | string {
-  if (!loaders[type]) return `the ${type} pipeline is not available in this version of Lectern (available: ${availablePipelines().join(', ')})`;
-  const base = doc.content_type.split(';')[0]!.trim();
-  if (!DOCUMENT_TYPES[type].includes(base)) {
-    return `the ${type} pipeline reads ${DOCUMENT_TYPES[type].join(' and ')} documents in this version; upload ${doc.id} is ${base}`;
+  const fmt = format ?? defaultFormat(type);
+  if (!PIPELINE_OUTPUTS[type].includes(fmt)) {
+    return `options.format "${fmt}" is not an output of the ${type} pipeline (one of: ${PIPELINE_OUTPUTS[type].join(', ')})`;
   }
-  if (format !== undefined && !PIPELINE_OUTPUTS[type].includes(format)) {
-    return `options.format "${format}" is not an output of the ${type} pipeline (one of: ${PIPELINE_OUTPUTS[type].join(', ')})`;
+  if (!loaders[type][fmt]) {
+    const made = availableOutputs(type);
+    return made.length
+      ? `the ${type} pipeline cannot make ${fmt} in this version of Lectern (it makes: ${made.join(', ')})`
+      : `the ${type} pipeline is not available in this version of Lectern (available: ${availablePipelines().join(', ')})`;
+  }
+  const base = doc.content_type.split(';')[0]!.trim();
+  if (!DOCUMENT_TYPES.includes(base)) {
+    return `the ${type} pipeline reads ${DOCUMENT_TYPES.join(', ')} documents; upload ${doc.id} is ${base}`;
   }
   return true;
 }
 
-export function availablePipelines(): PipelineType[] {
-  return (Object.keys(loaders) as PipelineType[]).filter((k) => loaders[k]);
+export function availableOutputs(type: PipelineType): string[] {
+  return PIPELINE_OUTPUTS[type].filter((f) => loaders[type][f]);
 }
 
-export async function loadPipeline(type: PipelineType): Promise<Pipeline> {
-  const load = loaders[type];
-  if (!load) throw new Error(`the ${type} pipeline is not available in this version of Lectern`);
+export function availablePipelines(): PipelineType[] {
+  return (Object.keys(loaders) as PipelineType[]).filter((k) => availableOutputs(k).length > 0);
+}
+
+export async function loadPipeline(type: PipelineType, format: string = defaultFormat(type)): Promise<Pipeline> {
+  const load = loaders[type][format];
+  if (!load) throw new Error(`the ${type} pipeline cannot make ${format} in this version of Lectern`);
   return load();
 }

@@ -9,7 +9,7 @@ import type { Logger } from '../log.ts';
 import { sniff, SNIFF_BYTES } from '../media/sniff.ts';
 import { createLocalSpeech } from '../speech/local.ts';
 import { Storage } from '../storage.ts';
-import { loadPipeline, pipelineAccepts } from './registry.ts';
+import { defaultFormat, loadPipeline, pipelineAccepts } from './registry.ts';
 
 export interface RunFileOptions {
   config: ServiceConfig;
@@ -47,14 +47,14 @@ export async function runPipelineOnFile(o: RunFileOptions): Promise<{ files: str
   await fs.promises.mkdir(workDir, { recursive: true });
   const speech = await createLocalSpeech(o.config.tts.backend, { modelsDir: o.config.modelsDir, device: 'cpu', voice: o.config.tts.voice });
   try {
-    const pipeline = await loadPipeline(type);
+    const pipeline = await loadPipeline(type, o.format ?? defaultFormat(type));
     const result = await pipeline.run({
       input: {
         jobId: 'cli',
         document: { path: o.file, originalName: path.basename(o.file), contentType: kind.contentType },
         language: o.language,
         voiceId: o.voice,
-        options: { format: o.format ?? 'mp3', speed: o.speed },
+        options: { format: o.format ?? defaultFormat(type), speed: o.speed },
         title: null,
       },
       outputDir: workDir,

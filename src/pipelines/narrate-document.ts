@@ -1,0 +1,79 @@
+// Stage shared by every pipeline: document → blocks → sentence chunks → narration, with
+// every source word timed. Audio, highlight video, read-along EPUB and the lip-sync reader
+// all start here, so a word's (page, block, index) identity is the same in each output.
+import { readDocument, type DocumentModel } from '../documents/model.ts';
+import { tokenizeWords } from '../speech/words.ts';
+import { narrate, type Narration } from './narrate.ts';
+import { chunkSentences, splitSentences } from './segment.ts';
+import type { PipelineContext } from './types.ts';
+
+/** One source word, in document order: (page, block) and its position among the block's words identify it. */
+export interface TimelineWord {
+  word: string;
+  start: number;
+  end: number;
+  /** 1-based page (PDF page, EPUB chapter; 1 for text and Markdown). */
+  page: number;
+  /** 0-based block index within the page. */
+  block: number;
+}
+
+export interface NarrationChunk {
+  text: string;
+  /** 0-based page index and block index: chunks never cross a block. */
+  page: number;
+  block: number;
+}
+
+export interface DocumentNarration {
+  doc: DocumentModel;
+  chunks: NarrationChunk[];
+  narration: Narration;
+  /** Every source word, in reading order, timed at speed 1. */
+  timeline: TimelineWord[];
+}
+
+export interface NarrateDocumentOptions {
+  /** Only these 0-based pages (the lip-sync reader narrates page by page). Default: all. */
+  pages?: number[];
+}
+
+export async function narrateDocument(ctx: PipelineContext, opts: NarrateDocumentOptions = {}): Promise<DocumentNarration> {
+  ctx.progress('extract', 0, 1);
+  const doc = await readDocument(ctx.input.document.path, ctx.input.document.contentType);
+  ctx.progress('extract', 1, 1);
+  return narrateModel(ctx, doc, opts);
+}
+
+/** The same, for a document already read (a pipeline that narrates it in parts). */
+export async function narrateModel(ctx: PipelineContext, doc: DocumentModel, opts: NarrateDocumentOptions = {}): Promise<DocumentNarration> {
+  ctx.progress('segment', 0, 1);
+  const maxBytes = await ctx.speech.maxChunkBytes();
+  const wanted = opts.pages ? new Set(opts.pages) : null;
+  const chunks: NarrationChunk[] = [];
+  for (const page of doc.pages) {
+    if (wanted && !wanted.has(page.index)) continue;
+    page.blocks.forEach((block, b) => {
+      for (const text of chunkSentences(splitSentences(block.text), maxBytes)) chunks.push({ text, page: page.index, block: b });
+    });
+  }
+  if (chunks.length === 0) throw new Error(wanted ? `page(s) ${[...wanted].map((p) => p + 1).join(', ')} have no text to narrate` : 'the document has no text to narrate');
+  ctx.progress('segment', 1, 1);
+
+  const narration = await narrate(ctx, chunks.map((c) => c.text));
+  const timeline: TimelineWord[] = narration.words.map((w) => {
+    const c = chunks[w.chunk]!;
+    return { word: w.word, start: roundTime(w.start), end: roundTime(w.end), page: c.page + 1, block: c.block };
+  });
+  const expected = chunks.reduce((n, c) => n + tokenizeWords(c.text).length, 0);
+  if (timeline.length !== expected) throw new Error(`timeline has ${timeline.length} words, the text ${expected}`);
+  return { doc, chunks, narration, timeline };
+}
+
+/** Times in outputs are kept to the millisecond. */
+export const roundTime = (t: number) => Math.round(t * 1000) / 1000;
+
+/** The timeline as heard at a playback speed (the audio is sped up with ffmpeg's atempo). */
+export function atSpeed(words: TimelineWord[], speed: number): TimelineWord[] {
+  return speed === 1 ? words : words.map((w) => ({ ...w, start: roundTime(w.start / speed), end: roundTime(w.end / speed) }));
+}
