@@ -4,9 +4,13 @@ import type { JobStatus } from '../types.ts';
 
 export function ProgressBar({ value, label }: { value: number; label: string }) {
   return (
-    <div className="progress" role="progressbar" aria-label={label} aria-valuemin={0} aria-valuemax={100} aria-valuenow={value} aria-valuetext={`${value} %`}>
-      <div className="progress-fill" style={{ width: `${value}%` }} />
-      <span className="progress-text">{value} %</span>
+    <div className="progress-wrap">
+      <div className="progress" role="progressbar" aria-label={label} aria-valuemin={0} aria-valuemax={100} aria-valuenow={value} aria-valuetext={`${value} %`}>
+        <div className="progress-fill" style={{ width: `${value}%` }} />
+      </div>
+      <span className="progress-text" aria-hidden="true">
+        {value} %
+      </span>
     </div>
   );
 }

@@ -68,6 +68,7 @@ export function NewJob() {
   useEffect(() => setFormat(PIPELINES[pipeline].formats[0]!), [pipeline]);
 
   const langBase = language.split('-')[0]!.toLowerCase();
+  const [allVoices, setAllVoices] = useState(false);
   const sortedVoices = [...(voices ?? [])].sort((a, b) => Number(b.language.toLowerCase().startsWith(langBase)) - Number(a.language.toLowerCase().startsWith(langBase)) || Number(b.available) - Number(a.available) || a.name.localeCompare(b.name));
 
   const voiceFields = () =>
@@ -220,7 +221,7 @@ export function NewJob() {
               </span>
             </label>
             {voices === null && !loadError ? <p aria-live="polite">Loading voices…</p> : null}
-            {sortedVoices.map((v) => (
+            {sortedVoices.filter((v) => allVoices || v.id === voiceId || v.language.toLowerCase().startsWith(langBase)).map((v) => (
               <div key={v.id} className={`voice${v.available ? '' : ' unavailable'}`}>
                 <label>
                   <input type="radio" name="voice" value={v.id} checked={voiceId === v.id} disabled={!v.available} onChange={() => setVoiceId(v.id)} />
@@ -241,6 +242,11 @@ export function NewJob() {
                 ) : null}
               </div>
             ))}
+            {voices && voices.length ? (
+              <button type="button" className="link" aria-expanded={allVoices} onClick={() => setAllVoices(!allVoices)}>
+                {allVoices ? `Show only voices for ${language}` : `Show all ${voices.length} voices`}
+              </button>
+            ) : null}
           </div>
         ) : (
           <div>
