@@ -67,10 +67,17 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web app in chromium', () => {
     await shot('01-empty-dashboard');
   });
 
-  it('shows the 422 of a pipeline this install refuses, in plain words', async () => {
+  it('plays a voice sample, previews the document in that voice, and shows the 422 of a pipeline this install refuses', async () => {
     await page.goto(`${svc.url}/new`);
     await page.getByLabel('Document to narrate').setInputFiles(WELCOME);
     await page.getByText('Uploaded welcome.md').waitFor();
+    // A voice's sample plays (fetched with the token, played from a blob: URL)…
+    await page.getByRole('button', { name: 'Play a sample of American English (eSpeak NG)' }).click();
+    await page.getByRole('button', { name: 'Stop the sample of American English (eSpeak NG)' }).waitFor();
+    // …and the preview speaks a snippet of the uploaded document (real eSpeak NG).
+    await page.getByRole('radio', { name: /American English \(eSpeak NG\)/ }).check();
+    await page.getByRole('button', { name: 'Preview with the document' }).click();
+    await page.getByText(/^Speaking: “Lectern reads your documents aloud/).waitFor();
     await page.getByLabel(/Highlighted reading/).check();
     await page.getByLabel('Output format').selectOption('reader');
     await page.getByRole('button', { name: 'Create job' }).click();

@@ -214,12 +214,14 @@ export function NewJob() {
         </div>
         {voiceMode === 'library' ? (
           <div role="radiogroup" aria-label="Voices" className="voices">
-            <label className="voice">
-              <input type="radio" name="voice" value="" checked={voiceId === ''} onChange={() => setVoiceId('')} />
-              <span>
-                <strong>Default voice</strong> <span className="muted small">the service's engine default for the language</span>
-              </span>
-            </label>
+            <div className="voice">
+              <label>
+                <input type="radio" name="voice" value="" checked={voiceId === ''} onChange={() => setVoiceId('')} />
+                <span>
+                  <strong>Default voice</strong> <span className="muted small">the service's engine default for the language</span>
+                </span>
+              </label>
+            </div>
             {voices === null && !loadError ? <p aria-live="polite">Loading voices…</p> : null}
             {sortedVoices.filter((v) => allVoices || v.id === voiceId || v.language.toLowerCase().startsWith(langBase)).map((v) => (
               <div key={v.id} className={`voice${v.available ? '' : ' unavailable'}`}>
