@@ -121,7 +121,7 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web app in chromium', () => {
     expect(await words.count()).toBe(timeline.words.length);
     expect(await words.first().textContent()).toBe(timeline.words[0]!.word);
 
-    const current = () => page.evaluate(() => Number((document.querySelector('.word.current') as HTMLElement | null)?.dataset.i ?? -1));
+    const current = () => page.evaluate<number>("Number(document.querySelector('.word.current')?.dataset.i ?? -1)");
     await page.locator('body').press(' '); // space plays (focus is not on a control)
     await expect.poll(current, { timeout: 15_000 }).toBeGreaterThanOrEqual(0);
     const first = await current();
@@ -132,11 +132,11 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web app in chromium', () => {
     const target = Math.floor(timeline.words.length * 0.75);
     await words.nth(target).click();
     await expect.poll(current, { timeout: 10_000 }).toBeGreaterThanOrEqual(target);
-    const at = await page.evaluate(() => document.querySelector('audio')!.currentTime);
+    const at = await page.evaluate<number>("document.querySelector('audio').currentTime");
     expect(at).toBeGreaterThanOrEqual(timeline.words[target]!.start);
     // Space pauses.
     await page.locator('body').press(' ');
-    await expect.poll(() => page.evaluate(() => document.querySelector('audio')!.paused)).toBe(true);
+    await expect.poll(() => page.evaluate<boolean>("document.querySelector('audio').paused")).toBe(true);
     await shot('06-reader-seeked');
   });
 
@@ -159,7 +159,7 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web app in chromium', () => {
       await page.locator('main h1').first().waitFor();
       if (p.endsWith('/read')) await page.locator('.word').first().waitFor();
       if (p === '/new') await page.locator('.voices').waitFor();
-      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
       expect(overflow, p).toBeLessThanOrEqual(0);
       await shot(name);
     }
@@ -170,7 +170,7 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web app in chromium', () => {
     await page.goto(`${svc.url}/jobs/${jobId}`);
     await page.getByRole('button', { name: 'Delete' }).click();
     const cancel = page.getByRole('button', { name: 'Cancel' });
-    expect(await cancel.evaluate((el) => el === document.activeElement)).toBe(true); // focus on the safe choice
+    expect(await cancel.evaluate((el) => el === el.ownerDocument.activeElement)).toBe(true); // focus on the safe choice
     await page.getByText(/Delete “Welcome, read aloud” and its outputs\?/).waitFor();
     await shot('12-delete-confirm');
     await cancel.click();
