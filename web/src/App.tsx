@@ -30,7 +30,8 @@ export function App() {
   // A new page: its title, and focus at the start of the content for screen-reader and keyboard users.
   useEffect(() => {
     document.title = `${r.title} · Lectern`;
-    mainRef.current?.focus({ preventScroll: true });
+    // The token prompt is modal: focus stays in it.
+    if (!document.querySelector('.modal')) mainRef.current?.focus({ preventScroll: true });
     window.scrollTo(0, 0);
   }, [path]); // eslint-disable-line react-hooks/exhaustive-deps
 

@@ -21,7 +21,7 @@ export function TokenPrompt({ refused, onSubmit, onCancel }: { refused: boolean;
           <p>This Lectern service asks for an access token. Ask its administrator for one.</p>
         )}
         <label htmlFor="token-input">Access token</label>
-        <input id="token-input" ref={inputRef} type="password" autoComplete="off" value={value} onChange={(e) => setValue(e.target.value)} required />
+        <input id="token-input" ref={inputRef} type="password" autoComplete="off" autoFocus value={value} onChange={(e) => setValue(e.target.value)} required />
         <p className="muted small">Kept for this browser tab's session only.</p>
         <div className="actions">
           <button type="submit" className="primary">
