@@ -48,6 +48,14 @@ export ONNXRUNTIME_NODE_INSTALL="${ONNXRUNTIME_NODE_INSTALL:-skip}"
 npm install --no-audit --no-fund --loglevel=error
 [ -f build/Release/lectern_native.node ] || bash scripts/build-native.sh
 
+# --- the web app (web/, its own npm package) ----------------------------------
+# Installed only when its lockfile changed since the last install; always rebuilt (a few
+# seconds) so web/dist matches the checkout that `lectern serve` serves at /.
+if [ ! -f web/node_modules/.package-lock.json ] || [ web/package-lock.json -nt web/node_modules/.package-lock.json ]; then
+  npm --prefix web install --no-audit --no-fund --loglevel=error
+fi
+npm --prefix web run build --silent
+
 # --- models -----------------------------------------------------------------
 bash scripts/fetch-models.sh
 echo "lectern: set-up done"

@@ -26,6 +26,8 @@ export interface ServiceConfig {
   modelsDir: string;
   /** Largest accepted upload in bytes (413 above). */
   maxUploadBytes: number;
+  /** The built web app served at `/` (LECTERN_WEB_DIR; default web/dist of this checkout). */
+  webDir: string;
   /** Pipeline jobs one worker process runs at once. */
   workerConcurrency: number;
   /** `serve` runs the worker in-process (embedded default) unless told not to. */
@@ -123,6 +125,7 @@ export function loadServiceConfig(flags: Flags = {}, env: Env = process.env): Se
     gpuServerUrls: gpu ? gpu.split(',').map((u) => u.trim().replace(/\/+$/, '')).filter(Boolean) : [],
     modelsDir: path.resolve(str(flags, 'models-dir', env, 'LECTERN_MODELS_DIR') ?? path.join(PROJECT_ROOT, 'models')),
     maxUploadBytes: int(str(flags, 'max-upload-bytes', env, 'LECTERN_MAX_UPLOAD_BYTES'), 200 * 1024 * 1024, 'max upload bytes', 1),
+    webDir: path.resolve(str(flags, 'web-dir', env, 'LECTERN_WEB_DIR') ?? path.join(PROJECT_ROOT, 'web', 'dist')),
     workerConcurrency: int(str(flags, 'concurrency', env, 'LECTERN_WORKER_CONCURRENCY'), 2, 'worker concurrency', 1, 64),
     embeddedWorker: !bool(flags, 'no-worker', env, 'LECTERN_NO_EMBEDDED_WORKER', false),
     leaseMs: int(str(flags, 'lease-ms', env, 'LECTERN_LEASE_MS'), 30_000, 'lease ms', 500),

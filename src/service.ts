@@ -37,6 +37,7 @@ export async function startService(config: ServiceConfig, log: Logger): Promise<
     storage,
     log,
     maxUploadBytes: config.maxUploadBytes,
+    webDir: config.webDir,
     speech: { modelsDir: config.modelsDir, gpuServerUrls: config.gpuServerUrls, ttsBackend: config.tts.backend },
   });
   let worker: RunningWorker | null = null;

@@ -161,6 +161,30 @@ describe.each(MODES)('job API (%s)', (mode) => {
       expect(timeline.words[0]).toMatchObject({ word: 'Welcome', page: 1, block: 0 });
       expect(timeline.words.at(-1).word).toBe('along.');
 
+      // The job's own files, for the web app's reader: only those result.files lists.
+      expect(result.files).toEqual(['narration.mp3', 'timeline.json', 'narration.vtt']);
+      const tl = await fetch(`${url}/api/jobs/${job.id}/files/timeline.json`);
+      expect(tl.status).toBe(200);
+      expect(tl.headers.get('content-type')).toBe('application/json');
+      expect(tl.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(tl.headers.get('content-disposition')).toMatch(/^inline/);
+      expect(await tl.json()).toEqual(timeline);
+      const vtt = await fetch(`${url}/api/jobs/${job.id}/files/narration.vtt`);
+      expect(vtt.headers.get('content-type')).toBe('text/vtt; charset=utf-8');
+      expect((await vtt.text()).startsWith('WEBVTT')).toBe(true);
+      const audioPart = await fetch(`${url}/api/jobs/${job.id}/files/narration.mp3`, { headers: { range: 'bytes=0-99' } });
+      expect(audioPart.status).toBe(206);
+      expect(audioPart.headers.get('content-type')).toBe('audio/mpeg');
+      expect(Buffer.from(await audioPart.arrayBuffer())).toEqual(mp3.subarray(0, 100));
+      // A file in the output dir that the result does not list, a traversal, an unknown job: 404.
+      fs.writeFileSync(path.join(t.dataDir, 'outputs', job.id, 'scratch.txt'), 'not listed');
+      for (const p of ['scratch.txt', '..%2F..%2Flectern.db', '../../lectern.db', 'nope.json', '']) {
+        const r = await json(url, 'GET', `/api/jobs/${job.id}/files/${p}`);
+        expect(r.status, p).toBe(404);
+        expect(typeof r.body.detail, p).toBe('string');
+      }
+      expect((await json(url, 'GET', '/api/jobs/00000000-0000-4000-8000-000000000000/files/timeline.json')).status).toBe(404);
+
       // After the end: the snapshot and the terminal event at once, then the stream closes.
       const late = await readEvents(`${url}/api/jobs/${job.id}/events`, 5000);
       expect(late.map((e) => e.event)).toEqual(['snapshot', 'end']);
@@ -255,6 +279,7 @@ describe.each(MODES)('job API (%s)', (mode) => {
         '/api/jobs/{job_id}/stop': ['post'],
         '/api/jobs/{job_id}/download': ['get'],
         '/api/jobs/{job_id}/events': ['get'],
+        '/api/jobs/{job_id}/files/{*}': ['get'],
       })) {
         for (const m of methods) {
           const op = doc.paths[p]?.[m];

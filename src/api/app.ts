@@ -9,6 +9,7 @@ import { jobRoutes } from './jobs.ts';
 import { JobListResponse, JobResponse, UploadResponse } from './schemas.ts';
 import { uploadRoutes } from './uploads.ts';
 import { voiceRoutes, type VoiceRoutesOptions } from './voices.ts';
+import { webAppRoutes } from './web-app.ts';
 
 export interface ServiceAppOptions {
   stores: Stores;
@@ -17,6 +18,8 @@ export interface ServiceAppOptions {
   maxUploadBytes: number;
   /** What the voice library needs from the config (ServiceConfig.modelsDir, gpuServerUrls, tts.backend). */
   speech: Pick<VoiceRoutesOptions, 'modelsDir' | 'gpuServerUrls' | 'ttsBackend'>;
+  /** The built web app served at `/` (default: web/dist of this checkout). */
+  webDir?: string;
 }
 
 export async function buildServiceApp(opts: ServiceAppOptions): Promise<FastifyInstance> {
@@ -33,6 +36,7 @@ export async function buildServiceApp(opts: ServiceAppOptions): Promise<FastifyI
   await uploadRoutes(app, { stores: opts.stores, storage: opts.storage, maxUploadBytes: opts.maxUploadBytes });
   await jobRoutes(app, { service, stores: opts.stores });
   await voiceRoutes(app, { jobs: opts.stores.jobs, storage: opts.storage, log: opts.log, ...opts.speech });
+  await webAppRoutes(app, { dir: opts.webDir });
   app.get('/health', { schema: { summary: 'Liveness and mode', hide: false } }, async () => ({ status: 'ok', mode: opts.stores.mode }));
   return app;
 }

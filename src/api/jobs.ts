@@ -1,4 +1,5 @@
 // The job API (spec §A): thin routes over JobService.
+import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { JobService } from '../jobs/job-service.ts';
 import type { JobRecord, JobStatus, Stores } from '../jobs/types.ts';
@@ -99,6 +100,24 @@ export async function jobRoutes(app: FastifyInstance, opts: { service: JobServic
     async (req, reply) => {
       const out = await service.output((req.params as Params).job_id);
       return sendFile(req, reply, out.path, out.contentType, out.filename);
+    },
+  );
+
+  app.get(
+    '/api/jobs/:job_id/files/*',
+    {
+      schema: {
+        summary: "One of the job's files",
+        description:
+          "A file the job made, by its name as listed in config_json.result.files (e.g. timeline.json, narration.mp3, narration.vtt, presenter.mp4): what the web app's reader reads. Content type from the extension, `nosniff`, HTTP Range. 404 for a name the job does not list.",
+        params: Type.Object({ job_id: Type.String(), '*': Type.String({ description: 'File name relative to the output dir' }) }),
+        response: { 200: { type: 'string', format: 'binary', description: 'The file' }, 206: { type: 'string', format: 'binary' }, ...errors(404, 416) },
+      },
+    },
+    async (req, reply) => {
+      const p = req.params as Params & { '*': string };
+      const f = await service.file(p.job_id, p['*']);
+      return sendFile(req, reply, f.path, f.contentType, f.filename, f.inline);
     },
   );
 

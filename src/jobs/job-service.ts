@@ -28,7 +28,14 @@ const CONTENT_TYPES: Record<string, string> = {
   '.epub': 'application/epub+zip',
   '.json': 'application/json',
   '.vtt': 'text/vtt; charset=utf-8',
+  '.png': 'image/png',
+  '.jpg': 'image/jpeg',
+  '.jpeg': 'image/jpeg',
+  '.webp': 'image/webp',
 };
+
+/** Types a browser may show in place; anything else from a job is sent as an attachment. */
+const INLINE_TYPES = /^(audio|video|image)\/|^application\/json$|^text\/vtt/;
 
 export function contentTypeFor(file: string): string {
   return CONTENT_TYPES[path.extname(file).toLowerCase()] ?? 'application/octet-stream';
@@ -133,6 +140,23 @@ export class JobService {
     const docName = (job.config_json.document as { original_name?: string } | undefined)?.original_name ?? 'lectern';
     const stem = path.parse(docName).name.replace(/[^\p{L}\p{N}._ -]+/gu, '_').slice(0, 120) || 'lectern';
     return { path: file, filename: `${stem}${path.extname(file)}`, contentType: contentTypeFor(file) };
+  }
+
+  /**
+   * One of the job's files (the reader's narration, timeline, page images…): only names
+   * listed in config_json.result.files, resolved inside the job's output dir; 404 otherwise.
+   */
+  async file(id: string, name: string): Promise<OutputFile & { inline: boolean }> {
+    const job = await this.get(id);
+    const files = (job.config_json.result as { files?: unknown } | undefined)?.files;
+    const listed = Array.isArray(files) && files.includes(name);
+    const dir = this.storage.outputDir(id);
+    const file = path.resolve(dir, name);
+    if (!listed || !file.startsWith(dir + path.sep)) throw notFound(`job ${id} has no file ${JSON.stringify(name)}`);
+    const stat = await fs.promises.stat(file).catch(() => null);
+    if (!stat?.isFile()) throw notFound(`job ${id}'s file ${JSON.stringify(name)} is missing`);
+    const contentType = contentTypeFor(file);
+    return { path: file, filename: path.basename(file), contentType, inline: INLINE_TYPES.test(contentType) };
   }
 
   private async upload(id: string, field: string): Promise<UploadRecord> {

@@ -1,0 +1,46 @@
+// Plain-words formatting shared by the pages.
+import type { Job } from './types.ts';
+
+export function jobTitle(job: Job): string {
+  return job.config_json.title || job.config_json.document?.original_name || `Job ${job.id.slice(0, 8)}`;
+}
+
+export function percent(job: Pick<Job, 'status' | 'progress'>): number {
+  if (job.status === 'completed') return 100;
+  const p = job.progress;
+  if (!p || p.total <= 0) return 0;
+  return Math.max(0, Math.min(100, Math.round((p.current / p.total) * 100)));
+}
+
+export function duration(seconds: number): string {
+  const s = Math.max(0, Math.floor(seconds));
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  const r = s % 60;
+  return h ? `${h}:${String(m).padStart(2, '0')}:${String(r).padStart(2, '0')}` : `${m}:${String(r).padStart(2, '0')}`;
+}
+
+export function bytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MB`;
+}
+
+export function when(iso: string): string {
+  return new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+}
+
+const PHASES: Record<string, string> = {
+  extract: 'Reading the document',
+  segment: 'Splitting into sentences',
+  synthesize: 'Speaking',
+  align: 'Aligning words',
+  render: 'Rendering',
+  encode: 'Encoding',
+  done: 'Done',
+};
+
+export function phaseLabel(phase: string | undefined): string {
+  if (!phase) return 'Waiting';
+  return PHASES[phase] ?? phase.charAt(0).toUpperCase() + phase.slice(1);
+}

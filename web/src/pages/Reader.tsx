@@ -1,0 +1,239 @@
+// The read-along view of a finished job: the narration with the spoken word highlighted,
+// click a word to hear from there, space to play/pause, arrows to seek, and the presenter
+// window for lip-sync jobs. Everything comes from the job's files (timeline.json, the
+// narration audio, presenter.mp4) fetched with the token and played from blob: URLs.
+import { useEffect, useMemo, useRef, useState } from 'react';
+import { api, apiJson, blobOf } from '../api.ts';
+import { ErrorBox } from '../components/ui.tsx';
+import { PresenterWindow } from '../components/PresenterWindow.tsx';
+import { duration, jobTitle } from '../format.ts';
+import { Link } from '../router.tsx';
+import type { Job, Timeline, TimelineWord } from '../types.ts';
+import { DownloadButton } from './JobPage.tsx';
+
+const SEEK_SECONDS = 5;
+
+/** Index of the word being spoken at `t` (the last one started), or -1 before the first. */
+export function wordAt(words: TimelineWord[], t: number): number {
+  let lo = 0;
+  let hi = words.length - 1;
+  let found = -1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (words[mid]!.start <= t) {
+      found = mid;
+      lo = mid + 1;
+    } else hi = mid - 1;
+  }
+  return found;
+}
+
+export function narrationFile(job: Job): string | null {
+  const files = job.config_json.result?.files ?? [];
+  return files.find((f) => /^narration\.(mp3|m4b|m4a|wav|ogg)$/i.test(f)) ?? files.find((f) => /\.(mp3|m4b|m4a)$/i.test(f)) ?? null;
+}
+
+export function Reader({ id }: { id: string }) {
+  const [job, setJob] = useState<Job | null>(null);
+  const [timeline, setTimeline] = useState<Timeline | null>(null);
+  const [audioUrl, setAudioUrl] = useState<string | null>(null);
+  const [presenterUrl, setPresenterUrl] = useState<string | null>(null);
+  const [error, setError] = useState<unknown>(null);
+
+  useEffect(() => {
+    let cancelled = false;
+    const urls: string[] = [];
+    (async () => {
+      const j = await api.getJob(id);
+      if (cancelled) return;
+      setJob(j);
+      const files = j.config_json.result?.files ?? [];
+      if (!files.includes('timeline.json')) throw new Error('This job has no read-along timeline (it is not finished, or its pipeline makes none).');
+      const audio = narrationFile(j);
+      if (!audio) throw new Error('This job has no narration audio to read along with.');
+      const [tl, a, p] = await Promise.all([
+        apiJson<Timeline>(api.jobFileUrl(id, 'timeline.json')),
+        blobOf(api.jobFileUrl(id, audio)),
+        files.includes('presenter.mp4') ? blobOf(api.jobFileUrl(id, 'presenter.mp4')) : Promise.resolve(null),
+      ]);
+      urls.push(a.url, ...(p ? [p.url] : []));
+      if (cancelled) return;
+      setTimeline(tl);
+      setAudioUrl(a.url);
+      setPresenterUrl(p?.url ?? null);
+    })().catch((err) => !cancelled && setError(err));
+    return () => {
+      cancelled = true;
+      urls.forEach((u) => URL.revokeObjectURL(u));
+    };
+  }, [id]);
+
+  return (
+    <section aria-labelledby="reader-heading" className="reader">
+      <p>
+        <Link to={`/jobs/${id}`}>← Job details</Link>
+      </p>
+      <h1 id="reader-heading">{timeline?.title || (job ? jobTitle(job) : 'Reader')}</h1>
+      {timeline?.author ? <p className="muted">{timeline.author}</p> : null}
+      {job?.download_url && job.config_json.result?.output?.endsWith('.zip') ? (
+        <p>
+          <DownloadButton job={job} label="Download the offline reader (ZIP)" />
+        </p>
+      ) : null}
+      <ErrorBox error={error} title="The reader cannot open" />
+      {!error && (!timeline || !audioUrl) ? <p aria-live="polite">Loading the narration…</p> : null}
+      {timeline && audioUrl ? <ReadAlong timeline={timeline} audioUrl={audioUrl} presenterUrl={presenterUrl} /> : null}
+    </section>
+  );
+}
+
+function ReadAlong({ timeline, audioUrl, presenterUrl }: { timeline: Timeline; audioUrl: string; presenterUrl: string | null }) {
+  const audioRef = useRef<HTMLAudioElement>(null);
+  const videoRef = useRef<HTMLVideoElement>(null);
+  const textRef = useRef<HTMLDivElement>(null);
+  const words = timeline.words;
+  const pages = useMemo(() => [...new Set(words.map((w) => w.page))].sort((a, b) => a - b), [words]);
+  const [page, setPage] = useState(pages[0] ?? 1);
+  const [current, setCurrent] = useState(-1);
+  const [time, setTime] = useState(0);
+
+  // Follow the audio: a frame loop while playing (timeupdate alone fires only ~4 times a second).
+  useEffect(() => {
+    const audio = audioRef.current;
+    if (!audio) return;
+    let frame = 0;
+    const tick = () => {
+      const t = audio.currentTime;
+      setTime(t);
+      const i = wordAt(words, t);
+      setCurrent(i);
+      if (i >= 0) setPage(words[i]!.page);
+      const v = videoRef.current;
+      if (v) {
+        if (Math.abs(v.currentTime - t) > 0.25) v.currentTime = t;
+        if (audio.paused !== v.paused) void (audio.paused ? v.pause() : v.play().catch(() => undefined));
+      }
+      if (!audio.paused) frame = requestAnimationFrame(tick);
+    };
+    const start = () => {
+      cancelAnimationFrame(frame);
+      frame = requestAnimationFrame(tick);
+    };
+    const events = ['play', 'seeked', 'pause', 'timeupdate', 'ended'] as const;
+    events.forEach((e) => audio.addEventListener(e, start));
+    return () => {
+      cancelAnimationFrame(frame);
+      events.forEach((e) => audio.removeEventListener(e, start));
+    };
+  }, [words]);
+
+  // The highlight is a class on the word's element, moved without re-rendering the page.
+  useEffect(() => {
+    const root = textRef.current;
+    if (!root) return;
+    root.querySelectorAll('.word.current').forEach((el) => el.classList.remove('current'));
+    const el = root.querySelector(`[data-i="${current}"]`);
+    if (el) {
+      el.classList.add('current');
+      const r = el.getBoundingClientRect();
+      if (r.top < 80 || r.bottom > window.innerHeight - 80) el.scrollIntoView({ block: 'center', behavior: 'smooth' });
+    }
+  }, [current, page]);
+
+  // Space: play/pause; arrows: seek. Not while typing, or on a control that uses the key itself.
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      const audio = audioRef.current;
+      const target = e.target as HTMLElement | null;
+      if (!audio || !target || e.altKey || e.ctrlKey || e.metaKey) return;
+      if (target.closest('input, textarea, select, button, a, audio, video, [role="slider"], .presenter-bar')) return;
+      if (e.key === ' ') {
+        e.preventDefault();
+        void (audio.paused ? audio.play() : audio.pause());
+      } else if (e.key === 'ArrowLeft' || e.key === 'ArrowRight') {
+        e.preventDefault();
+        const d = e.key === 'ArrowLeft' ? -SEEK_SECONDS : SEEK_SECONDS;
+        audio.currentTime = Math.min(Math.max(0, audio.currentTime + d), audio.duration || timeline.duration);
+      }
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, [timeline.duration]);
+
+  const seekTo = (i: number) => {
+    const audio = audioRef.current;
+    const w = words[i];
+    if (!audio || !w) return;
+    audio.currentTime = w.start + 0.001;
+    void audio.play().catch(() => undefined);
+  };
+
+  // Words of the page shown, grouped into their blocks (paragraphs, headings, list items).
+  const blocks = useMemo(() => {
+    const out: Array<{ block: number; items: Array<{ w: TimelineWord; i: number }> }> = [];
+    words.forEach((w, i) => {
+      if (w.page !== page) return;
+      const last = out.at(-1);
+      if (last && last.block === w.block) last.items.push({ w, i });
+      else out.push({ block: w.block, items: [{ w, i }] });
+    });
+    return out;
+  }, [words, page]);
+
+  const pageIndex = pages.indexOf(page);
+  const goPage = (p: number) => {
+    setPage(p);
+    const first = words.findIndex((w) => w.page === p);
+    const audio = audioRef.current;
+    if (audio && first >= 0 && audio.paused) audio.currentTime = words[first]!.start + 0.001;
+  };
+
+  return (
+    <>
+      <div className="player">
+        <audio ref={audioRef} src={audioUrl} controls preload="auto" aria-label="Narration" />
+        <span className="muted small" aria-hidden="true">
+          {duration(time)} / {duration(timeline.duration)}
+        </span>
+      </div>
+      <p className="muted small" id="reader-help">
+        Click a word to hear from there. Space plays or pauses; ← and → go back or forward {SEEK_SECONDS} seconds.
+      </p>
+      {pages.length > 1 ? (
+        <nav className="pager" aria-label="Pages">
+          <button type="button" disabled={pageIndex <= 0} onClick={() => goPage(pages[pageIndex - 1]!)}>
+            Previous page
+          </button>
+          <span>
+            Page {page} of {pages.at(-1)}
+          </span>
+          <button type="button" disabled={pageIndex >= pages.length - 1} onClick={() => goPage(pages[pageIndex + 1]!)}>
+            Next page
+          </button>
+        </nav>
+      ) : null}
+      <div
+        ref={textRef}
+        className="read-text"
+        aria-describedby="reader-help"
+        onClick={(e) => {
+          const i = (e.target as HTMLElement).dataset?.i;
+          if (i !== undefined) seekTo(Number(i));
+        }}
+      >
+        {blocks.map((b) => (
+          <p key={`${page}-${b.block}`} data-block={b.block}>
+            {b.items.map(({ w, i }) => (
+              <span key={i}>
+                <span className="word" data-i={i}>
+                  {w.word}
+                </span>{' '}
+              </span>
+            ))}
+          </p>
+        ))}
+      </div>
+      {presenterUrl ? <PresenterWindow src={presenterUrl} videoRef={videoRef} /> : null}
+    </>
+  );
+}
