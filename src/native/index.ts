@@ -7,15 +7,16 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import {
-  RESAMPLE,
   bandWindows,
   checkBlendArgs,
   checkDtwArgs,
   checkFeatherArgs,
   checkResampleArgs,
   frameCount,
+  resampleFilter,
   resampledLength,
   resolveFeatureOptions,
+  type ResampleFilter,
   type DtwBand,
   type DtwResult,
   type Ellipse,
@@ -81,10 +82,11 @@ export function nativeAvailable(): boolean {
   }
 }
 
-export function resample(input: Float32Array, fromRate: number, toRate: number): Float32Array {
+export function resample(input: Float32Array, fromRate: number, toRate: number, filter?: ResampleFilter): Float32Array {
   checkResampleArgs(input, fromRate, toRate);
+  const f = resampleFilter(filter);
   if (fromRate === toRate) return input.slice();
-  return loadNative().resample(input, fromRate, toRate, resampledLength(input.length, fromRate, toRate), RESAMPLE.beta, RESAMPLE.rolloff, RESAMPLE.zeroCrossings);
+  return loadNative().resample(input, fromRate, toRate, resampledLength(input.length, fromRate, toRate), f.beta, f.rolloff, f.zeroCrossings);
 }
 
 function features(samples: Float32Array, sampleRate: number, opts: FeatureOptions | undefined, cepstra: boolean): Features {

@@ -2,7 +2,7 @@
 // straightforward code the addon is tested against (same outputs within a tolerance)
 // and benchmarked against. Semantics are documented in ./types.ts.
 import {
-  RESAMPLE,
+  resampleFilter,
   bandWindows,
   checkBlendArgs,
   checkDtwArgs,
@@ -13,6 +13,7 @@ import {
   resampledLength,
   resolveFeatureOptions,
   type DtwBand,
+  type ResampleFilter,
   type DtwResult,
   type Ellipse,
   type FeatureOptions,
@@ -37,7 +38,7 @@ function besselI0(x: number): number {
 }
 
 /** Windowed-sinc taps for one output phase `frac` (0..1), normalised to unit DC gain. */
-function resampleTaps(out: Float64Array, frac: number, fc: number, halfWidth: number, K: number, i0Beta: number): void {
+function resampleTaps(out: Float64Array, frac: number, fc: number, halfWidth: number, K: number, i0Beta: number, beta: number): void {
   let sum = 0;
   for (let t = 0; t < 2 * K; t++) {
     // tap t multiplies input sample base - K + 1 + t, at distance d from the output position
@@ -47,7 +48,7 @@ function resampleTaps(out: Float64Array, frac: number, fc: number, halfWidth: nu
       const x = fc * d;
       const sinc = x === 0 ? 1 : Math.sin(Math.PI * x) / (Math.PI * x);
       const r = d / halfWidth;
-      h = fc * sinc * (besselI0(RESAMPLE.beta * Math.sqrt(1 - r * r)) / i0Beta);
+      h = fc * sinc * (besselI0(beta * Math.sqrt(1 - r * r)) / i0Beta);
     }
     out[t] = h;
     sum += h;
@@ -55,8 +56,9 @@ function resampleTaps(out: Float64Array, frac: number, fc: number, halfWidth: nu
   for (let t = 0; t < 2 * K; t++) out[t]! /= sum;
 }
 
-export function resample(input: Float32Array, fromRate: number, toRate: number): Float32Array {
+export function resample(input: Float32Array, fromRate: number, toRate: number, filter?: ResampleFilter): Float32Array {
   checkResampleArgs(input, fromRate, toRate);
+  const RESAMPLE = resampleFilter(filter);
   if (fromRate === toRate) return input.slice();
   const g = gcd(fromRate, toRate);
   const L = toRate / g;
@@ -71,14 +73,14 @@ export function resample(input: Float32Array, fromRate: number, toRate: number):
   const out = new Float32Array(outLen);
   const tabulate = L <= outLen && L * taps <= 1 << 22;
   const table = new Float64Array(tabulate ? L * taps : taps);
-  if (tabulate) for (let p = 0; p < L; p++) resampleTaps(table.subarray(p * taps, (p + 1) * taps), p / L, fc, halfWidth, K, i0Beta);
+  if (tabulate) for (let p = 0; p < L; p++) resampleTaps(table.subarray(p * taps, (p + 1) * taps), p / L, fc, halfWidth, K, i0Beta, RESAMPLE.beta);
   for (let k = 0; k < outLen; k++) {
     const pos = k * M;
     const base = Math.floor(pos / L);
     const p = pos - base * L;
     let off = 0;
     if (tabulate) off = p * taps;
-    else resampleTaps(table, p / L, fc, halfWidth, K, i0Beta);
+    else resampleTaps(table, p / L, fc, halfWidth, K, i0Beta, RESAMPLE.beta);
     const first = base - K + 1;
     let acc = 0;
     for (let t = 0; t < taps; t++) {

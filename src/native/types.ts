@@ -55,7 +55,7 @@ export interface Ellipse {
 }
 
 export interface NativeFunctions {
-  resample(input: Float32Array, fromRate: number, toRate: number): Float32Array;
+  resample(input: Float32Array, fromRate: number, toRate: number, filter?: ResampleFilter): Float32Array;
   melSpectrogram(samples: Float32Array, sampleRate: number, opts?: FeatureOptions): Features;
   mfcc(samples: Float32Array, sampleRate: number, opts?: FeatureOptions): Features;
   frameEnergy(samples: Float32Array, sampleRate: number, opts?: FeatureOptions): Float32Array;
@@ -170,6 +170,21 @@ export function checkFeatherArgs(width: number, height: number, e: Ellipse, feat
  * whose fractional phase is one of L, so taps are tabulated per phase when L*taps is small.
  */
 export const RESAMPLE = { beta: 8.6, rolloff: 0.91, zeroCrossings: 32 } as const;
+
+/** The filter's shape; the default is RESAMPLE. Fewer zero crossings: a wider transition band, proportionally less work. */
+export interface ResampleFilter {
+  beta?: number;
+  rolloff?: number;
+  zeroCrossings?: number;
+}
+
+export function resampleFilter(f: ResampleFilter | undefined): { beta: number; rolloff: number; zeroCrossings: number } {
+  const r = { ...RESAMPLE, ...f };
+  if (!(r.zeroCrossings >= 2 && r.zeroCrossings <= 64)) throw new RangeError(`resample: zeroCrossings must be 2..64, got ${r.zeroCrossings}`);
+  if (!(r.rolloff > 0 && r.rolloff <= 1)) throw new RangeError(`resample: rolloff must be in (0, 1], got ${r.rolloff}`);
+  if (!(r.beta >= 0)) throw new RangeError(`resample: beta must be >= 0, got ${r.beta}`);
+  return r;
+}
 
 export function gcd(a: number, b: number): number {
   while (b) [a, b] = [b, a % b];
