@@ -22,7 +22,9 @@ const loaders: Record<PipelineType, Partial<Record<string, Loader>>> = {
     m4b: async () => (await import('./audio.ts')).audioPipeline,
   },
   highlight: {},
-  lipsync: {},
+  lipsync: {
+    reader: async () => (await import('./lipsync.ts')).lipsyncReaderPipeline,
+  },
 };
 
 export function defaultFormat(type: PipelineType): string {
