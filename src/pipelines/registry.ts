@@ -21,7 +21,10 @@ const loaders: Record<PipelineType, Partial<Record<string, Loader>>> = {
     mp3: async () => (await import('./audio.ts')).audioPipeline,
     m4b: async () => (await import('./audio.ts')).audioPipeline,
   },
-  highlight: {},
+  highlight: {
+    mp4: async () => (await import('./highlight.ts')).highlightPipeline,
+    reader: async () => (await import('./highlight.ts')).highlightPipeline,
+  },
   lipsync: {},
 };
 
