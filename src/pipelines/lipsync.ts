@@ -8,8 +8,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { readDocument, type DocumentModel } from '../documents/model.ts';
 import { ffmpeg } from '../media/ffmpeg.ts';
+import { renderHighlightVideo } from '../media/highlight-video.ts';
+import { buildReaderZip } from '../reader/build.ts';
+import { readerPages } from '../reader/pages.ts';
 import { writeFileAtomic } from '../storage.ts';
 import { renderAudio, toWebVtt } from './audio.ts';
+import { VIDEO_DEFAULTS } from './highlight.ts';
 import type { Narration } from './narrate.ts';
 import { atSpeed, narrateModel, roundTime, type TimelineWord } from './narrate-document.ts';
 import { JobCancelled, type Pipeline, type PipelineContext, type PipelineResult } from './types.ts';
@@ -170,10 +174,85 @@ export function lipsyncResult(a: LipsyncAssets, output: string, extra: string[])
   };
 }
 
-export const lipsyncReaderPipeline: Pipeline = {
+export const lipsyncPipeline: Pipeline = {
   async run(ctx) {
+    const format = ctx.input.options.format ?? 'reader';
+    if (format !== 'reader' && format !== 'mp4') throw new Error(`the lipsync pipeline makes reader or mp4, not ${format}`);
     const a = await makeLipsyncAssets(ctx);
-    // TODO-REMOVE: output step filled after merging src/reader
-    return lipsyncResult(a, 'presenter.mp4', []);
+    // The outputs show the document up to the last page done (a stopped job's part, whole otherwise).
+    const lastPage = a.pagesDone[a.pagesDone.length - 1]!.index;
+    const doc: DocumentModel = { ...a.doc, pages: a.doc.pages.filter((p) => p.index <= lastPage) };
+    const audioPath = path.join(ctx.outputDir, 'narration.mp3');
+    const presenterPath = path.join(ctx.outputDir, 'presenter.mp4');
+
+    if (format === 'reader') {
+      const imageDir = path.join(ctx.outputDir, 'reader-pages');
+      try {
+        ctx.progress('package', 0, 1);
+        const pages = await readerPages(doc, { imageDir, signal: ctx.signal });
+        await buildReaderZip({
+          outPath: path.join(ctx.outputDir, 'reader.zip'),
+          title: a.title ?? ctx.input.document.originalName,
+          author: doc.author,
+          language: doc.language ?? ctx.input.language,
+          audioFile: audioPath,
+          words: a.words,
+          duration: a.duration,
+          pages,
+          presenter: { videoFile: presenterPath },
+        });
+        ctx.progress('package', 1, 1);
+      } finally {
+        await fs.promises.rm(imageDir, { recursive: true, force: true });
+      }
+      return lipsyncResult(a, 'reader.zip', []);
+    }
+
+    const opt = ctx.input.options as Record<string, unknown>;
+    const even = (v: unknown, d: number) => (typeof v === 'number' && Number.isFinite(v) ? Math.floor(v / 2) * 2 : d);
+    const width = even(opt.width, VIDEO_DEFAULTS.width);
+    const height = even(opt.height, VIDEO_DEFAULTS.height);
+    const fps = typeof opt.fps === 'number' ? Math.round(opt.fps) : VIDEO_DEFAULTS.fps;
+    ctx.progress('render', 0, 1);
+    const highlight = path.join(ctx.outputDir, 'highlight.mp4');
+    await renderHighlightVideo({ doc, timeline: a.words, audioPath, width, height, fps, outPath: highlight, signal: ctx.signal, onProgress: (d, t) => ctx.progress('render', d, t) });
+    ctx.progress('composite', 0, 1);
+    const position = typeof opt.presenter_position === 'string' ? (opt.presenter_position as PresenterPosition) : 'bottom-right';
+    const scale = typeof opt.presenter_scale === 'number' ? opt.presenter_scale : 0.3;
+    await compositePresenter(ctx, { background: highlight, presenter: presenterPath, audio: audioPath, width, height, fps, position, scale, out: path.join(ctx.outputDir, 'lipsync.mp4') });
+    ctx.progress('composite', 1, 1);
+    return { ...lipsyncResult(a, 'lipsync.mp4', ['highlight.mp4']), width, height, fps };
   },
 };
+
+export type PresenterPosition = 'bottom-right' | 'bottom-left' | 'top-right' | 'top-left';
+
+/** The filter graph that puts the presenter (scaled to `scale` of the width, a margin from the corner) over the background. */
+export function overlayFilter(width: number, position: PresenterPosition, scale: number): string {
+  const w = Math.max(2, Math.floor((width * scale) / 2) * 2);
+  const m = Math.round(width * 0.02);
+  const x = position.endsWith('right') ? `W-w-${m}` : String(m);
+  const y = position.startsWith('bottom') ? `H-h-${m}` : String(m);
+  return `[1:v]scale=${w}:-2[p];[0:v][p]overlay=x=${x}:y=${y}:eof_action=pass:shortest=0,format=yuv420p[v]`;
+}
+
+async function compositePresenter(
+  ctx: PipelineContext,
+  o: { background: string; presenter: string; audio: string; width: number; height: number; fps: number; position: PresenterPosition; scale: number; out: string },
+): Promise<void> {
+  const tmp = `${o.out}.tmp.mp4`;
+  try {
+    await ffmpeg(
+      [
+        '-y', '-i', o.background, '-i', o.presenter, '-i', o.audio,
+        '-filter_complex', overlayFilter(o.width, o.position, o.scale),
+        '-map', '[v]', '-map', '2:a', '-r', String(o.fps),
+        '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '23', '-c:a', 'aac', '-b:a', '128k', '-shortest', '-movflags', '+faststart', tmp,
+      ],
+      { signal: ctx.signal },
+    );
+    await fs.promises.rename(tmp, o.out);
+  } finally {
+    await fs.promises.rm(tmp, { force: true });
+  }
+}
