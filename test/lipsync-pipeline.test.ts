@@ -169,6 +169,37 @@ describe('lip-sync reader pipeline through the job API (embedded, eSpeak, viseme
     expect((await json(url, 'POST', `/api/jobs/${id}/stop`)).status).toBe(409);
   }, 320_000);
 
+  it('format=mp4: the presenter composited over the highlight video at the chosen corner and scale', async () => {
+    const twoPages = (await upload(url, 'two.pdf', makePdf({ pages: PAGES.slice(0, 2).map((text) => [{ text, x: 72, y: 700, size: 14 }]) }))).body.id;
+    const created = await json(url, 'POST', '/api/jobs', {
+      pipeline_type: 'lipsync',
+      uploaded_file_id: twoPages,
+      ref_video_file_id: videoId,
+      options: { format: 'mp4', lipsync_preset: 'fast', width: 640, height: 360, fps: 12, presenter_position: 'top-left', presenter_scale: 0.4 },
+    });
+    expect(created.status).toBe(201);
+    const job = await jobUntil(url, created.body.id, ['completed', 'failed', 'stopped'], 300_000);
+    expect(job.error).toBeNull();
+    expect(job.config_json.result.output).toBe('lipsync.mp4');
+    const { out, timeline } = await checkOutputs(t.dataDir, job, 2);
+    const file = await download(url, job.id, tmp);
+    const probe = await ffprobe(file);
+    expect(probe.streams.find((s) => s.codec_type === 'video')).toMatchObject({ width: 640, height: 360 });
+    expect(Math.abs(probe.durationSeconds - timeline.duration)).toBeLessThan(0.3);
+    // The presenter (256 px wide, top-left) differs from the highlight video there, not in the bottom-right.
+    const grab = (f: string, png: string) => execFileSync('ffmpeg', ['-v', 'error', '-y', '-ss', '1', '-i', f, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'gray', '-s', '640x360', png]);
+    grab(file, path.join(tmp, 'comp.gray'));
+    grab(path.join(out, 'highlight.mp4'), path.join(tmp, 'bg.gray'));
+    const a = fs.readFileSync(path.join(tmp, 'comp.gray')), b = fs.readFileSync(path.join(tmp, 'bg.gray'));
+    const diff = (x0: number, y0: number, x1: number, y1: number) => {
+      let d = 0, n = 0;
+      for (let y = y0; y < y1; y++) for (let x = x0; x < x1; x++, n++) d += Math.abs(a[y * 640 + x]! - b[y * 640 + x]!);
+      return d / n;
+    };
+    expect(diff(20, 20, 250, 140)).toBeGreaterThan(20);
+    expect(diff(400, 250, 630, 350)).toBeLessThan(4);
+  }, 320_000);
+
   it('stopped before any page was generated → failed with that reason', async () => {
     const created = await json(url, 'POST', '/api/jobs', { pipeline_type: 'lipsync', uploaded_file_id: docId, ref_video_file_id: videoId, options: { lipsync_preset: 'fast' } });
     expect(created.status).toBe(201);
