@@ -26,12 +26,12 @@ const log = createLogger('warn', 'bench');
 const speech = await createLocalSpeech('espeak', { modelsDir: config.modelsDir, device: 'cpu', voice: null });
 const presenter = await createPresenterGenerator(config, log);
 let narrated = 0;
+let iteration = 0;
 
 async function run(p: Pipeline, format: string): Promise<void> {
-  const out = path.join(tmp, `out-${format}`);
-  const cache = path.join(tmp, 'cache');
-  fs.rmSync(out, { recursive: true, force: true });
-  fs.rmSync(cache, { recursive: true, force: true });
+  // A fresh dir per iteration: nothing of a previous run's files is touched while its ZIP may still be closing.
+  const out = path.join(tmp, `out-${format}-${iteration++}`);
+  const cache = path.join(tmp, `cache-${iteration}`);
   fs.mkdirSync(out, { recursive: true });
   const ctx: PipelineContext = {
     input: {
@@ -63,6 +63,7 @@ await bench.run();
 await presenter.close();
 await speech.close();
 
+for (const t of bench.tasks) if (t.result?.error) throw t.result.error;
 const med = (name: string) => bench.tasks.find((t) => t.name === name)!.result!.latency.p50!;
 console.log(`${PAGES.length} pages, ${narrated.toFixed(2)} s of narration, ${os.cpus().length} cores`);
 const base = med(bench.tasks[0]!.name);
