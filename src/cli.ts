@@ -15,7 +15,8 @@ Commands:
                 --host 127.0.0.1 --port 8100 --aligner dtw --lipsync-provider auto --workers N)
   run PIPELINE FILE
                one pipeline without the API: lectern run audio notes.md --out notes.mp3
-               (--language en-US --voice ID --speed 1.0 --data-dir ./data)
+               (--language en-US --voice ID --speed 1.0 --data-dir ./data --format FMT)
+               lectern run highlight paper.pdf --format mp4|reader (--width 1280 --height 720 --fps 24)
 
 Configuration comes from flags and LECTERN_* environment variables (see README.md).`;
 
@@ -88,6 +89,8 @@ async function gpuServer(flags: Flags): Promise<number> {
   return untilSignal(log, () => srv.close());
 }
 
+const intFlag = (v: unknown): number | undefined => (typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : undefined);
+
 async function run(positional: string[], flags: Flags): Promise<number> {
   const [pipelineName, file] = positional;
   if (!pipelineName || !file) {
@@ -109,6 +112,7 @@ async function run(positional: string[], flags: Flags): Promise<number> {
     voice: typeof flags.voice === 'string' ? flags.voice : null,
     speed: typeof flags.speed === 'string' ? Number(flags.speed) : 1,
     format: typeof flags.format === 'string' ? flags.format : undefined,
+    video: { width: intFlag(flags.width), height: intFlag(flags.height), fps: intFlag(flags.fps) },
     signal: controller.signal,
     onProgress: (phase, current, total) => {
       if (process.stderr.isTTY) process.stderr.write(`\r${phase} ${current}/${total}   `);

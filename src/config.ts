@@ -36,6 +36,8 @@ export interface ServiceConfig {
   leaseMs: number;
   heartbeatMs: number;
   tts: { backend: string; voice: string | null };
+  /** Lip-sync on the worker (no GPU server): provider (`auto` → best installed) and the command provider's settings. */
+  lipsync: { provider: string; command: string | null; commandPresets: string[]; commandTimeoutMs: number; pollIntervalMs: number };
   logLevel: string;
 }
 
@@ -133,6 +135,14 @@ export function loadServiceConfig(flags: Flags = {}, env: Env = process.env): Se
     tts: {
       backend: str(flags, 'tts-backend', env, 'LECTERN_TTS_BACKEND') ?? 'espeak',
       voice: str(flags, 'voice', env, 'LECTERN_TTS_VOICE') ?? null,
+    },
+    lipsync: {
+      provider: str(flags, 'lipsync-provider', env, 'LECTERN_LIPSYNC_PROVIDER') ?? 'auto',
+      command: str(flags, 'lipsync-command', env, 'LECTERN_LIPSYNC_COMMAND') ?? null,
+      commandPresets: (str(flags, 'lipsync-presets', env, 'LECTERN_LIPSYNC_PRESETS') ?? 'default').split(',').map((p) => p.trim()).filter(Boolean),
+      commandTimeoutMs: int(str(flags, 'lipsync-timeout-s', env, 'LECTERN_LIPSYNC_TIMEOUT_S'), 3600, '--lipsync-timeout-s', 1) * 1000,
+      // How often the worker polls a GPU server's lip-sync job (spec default 5 s).
+      pollIntervalMs: int(str(flags, 'lipsync-poll-ms', env, 'LECTERN_LIPSYNC_POLL_MS'), 5000, '--lipsync-poll-ms', 50),
     },
     logLevel: str(flags, 'log-level', env, 'LECTERN_LOG_LEVEL') ?? 'info',
   };

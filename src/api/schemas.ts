@@ -14,7 +14,11 @@ export const JobOptions = Type.Object(
     width: Type.Optional(Type.Integer({ minimum: 320, maximum: 3840 })),
     height: Type.Optional(Type.Integer({ minimum: 240, maximum: 2160 })),
     fps: Type.Optional(Type.Integer({ minimum: 1, maximum: 60 })),
-    lipsync_preset: Type.Optional(Type.String({ maxLength: 64 })),
+    lipsync_preset: Type.Optional(Type.String({ maxLength: 64, description: 'lipsync: the lip-sync provider\'s preset (viseme: fast, quality); the provider\'s first when absent' })),
+    presenter_position: Type.Optional(
+      Type.Union([Type.Literal('bottom-right'), Type.Literal('bottom-left'), Type.Literal('top-right'), Type.Literal('top-left')], { description: 'lipsync mp4: corner of the presenter over the highlight video (default bottom-right)' }),
+    ),
+    presenter_scale: Type.Optional(Type.Number({ minimum: 0.1, maximum: 0.5, description: 'lipsync mp4: presenter width as a fraction of the video width (default 0.3)' })),
   },
   { additionalProperties: false },
 );

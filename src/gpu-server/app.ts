@@ -9,7 +9,7 @@ import type { GpuServerConfig } from '../config.ts';
 import { HttpError, invalid, notReady, tooLarge, unsupportedType } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { decodeAudio, ffprobe } from '../media/ffmpeg.ts';
-import { LipsyncUnavailableError, createLipsyncProvider, installedLipsyncProviders, type LipsyncProviderOptions } from '../speech/lipsync/registry.ts';
+import { LipsyncUnavailableError, createLipsyncProvider, installedLipsyncProviders, lipsyncUnavailableReason, type LipsyncProviderOptions } from '../speech/lipsync/registry.ts';
 import type { LipsyncProvider } from '../speech/lipsync/types.ts';
 import { MissingModelError, SpeechInputError, type SynthesisRequest } from '../speech/types.ts';
 import { utf8Bytes } from '../speech/words.ts';
@@ -370,7 +370,10 @@ export async function buildGpuServer(config: GpuServerSettings, log: Logger): Pr
       let provider = lipsyncDefault;
       if (requested && requested !== 'auto') {
         const p = lipsyncProviders.get(requested);
-        if (!p) throw invalid(`lip-sync provider "${requested}" is not installed (installed: ${[...lipsyncProviders.keys()].join(', ') || 'none'})`);
+        if (!p) {
+          const why = lipsyncUnavailableReason(requested, lipsyncOpts);
+          throw invalid(`lip-sync provider "${requested}" is not installed (installed: ${[...lipsyncProviders.keys()].join(', ') || 'none'})${why ? `: ${why}` : ''}`);
+        }
         provider = p;
       }
       const preset = str(form.fields.lipsync_preset, 'lipsync_preset') || provider.presets()[0]!;

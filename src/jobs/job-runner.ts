@@ -7,6 +7,7 @@ import type { Logger } from '../log.ts';
 import { loadPipeline } from '../pipelines/registry.ts';
 import { JobCancelled, type PipelineContext, type PipelineInput } from '../pipelines/types.ts';
 import { createGpuClient } from '../gpu-client/index.ts';
+import { createPresenterGenerator, type PresenterHandle } from '../pipelines/presenter.ts';
 import { createLocalSpeech, type Speech } from '../speech/local.ts';
 import { createRemoteSpeech } from '../speech/remote.ts';
 import type { Storage } from '../storage.ts';
@@ -91,32 +92,54 @@ export async function runJob(jobId: string, task: TaskContext, opts: WorkerOptio
     const ctx = pipelineContext(job, task, opts, outputDir, await getSpeech(), log);
     ctx.input.voiceId = await engineVoice(ctx.input.voiceId, ctx.speech.engine); // bundled voice id → engine voice
     ctx.input.document.path = storage.resolve(upload.path);
+    const refVideoId = job.config_json.ref_video_file_id;
+    if (typeof refVideoId === 'string' && refVideoId) {
+      const ref = await stores.jobs.getUpload(refVideoId);
+      if (!ref) throw new Error('the job\'s reference video upload is missing');
+      ctx.input.referenceVideo = storage.resolve(ref.path);
+    }
+    // Made on first use (only the lip-sync pipeline asks) and closed with the job.
+    let presenter: Promise<PresenterHandle> | null = null;
+    ctx.presenter = () => (presenter ??= createPresenterGenerator(opts.config, log));
     const pipeline = await loadPipeline(job.pipeline_type, ctx.input.options.format);
-    const result = await pipeline.run(ctx);
+    const result = await pipeline.run(ctx).finally(async () => {
+      if (presenter) await (await presenter.catch(() => null))?.close();
+    });
     await ctx.flushProgress();
-    await stores.jobs.mergeConfig(jobId, { result });
+    const { status: outcome, ...fields } = result;
+    const stopped = outcome === 'stopped';
+    await stores.jobs.mergeConfig(jobId, { result: fields, ...pageCounts(fields) });
+    const status = stopped ? 'stopped' : 'completed';
     const done = await stores.jobs.transition(jobId, ['running'], {
-      status: 'completed',
-      progress: { phase: 'done', current: 1, total: 1 },
+      status,
+      progress: { phase: stopped ? 'stopped' : 'done', current: 1, total: 1 },
       finished_at: new Date().toISOString(),
     });
     if (!done) {
       await removeIfDeleted(jobId, opts);
       return;
     }
-    await stores.events.publish(jobId, { type: 'status', status: 'completed' });
-    log.info({ output: result.output, duration: result.duration_seconds }, 'job completed');
+    await stores.events.publish(jobId, { type: 'status', status });
+    log.info({ output: result.output, duration: result.duration_seconds }, `job ${status}`);
   } catch (err) {
     if (task.signal.aborted) {
       log.info('worker shutting down; the job goes back to the queue');
       throw err;
     }
     if (await removeIfDeleted(jobId, opts)) return;
-    const error = err instanceof JobCancelled ? 'stopped before any output was made' : oneLine(err);
+    const error = err instanceof JobCancelled ? (err.outcome ?? 'stopped before any output was made') : oneLine(err);
     const failed = await stores.jobs.transition(jobId, ['running'], { status: 'failed', error, finished_at: new Date().toISOString() });
     if (failed) await stores.events.publish(jobId, { type: 'status', status: 'failed', error });
     log.warn({ err: error }, 'job failed');
   }
+}
+
+/** A lip-sync job's `pages_done`/`pages_total` go to the top of config_json too (spec §A: a stopped job reports them there). */
+function pageCounts(result: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (typeof result.pages_done === 'number') out.pages_done = result.pages_done;
+  if (typeof result.pages_total === 'number') out.pages_total = result.pages_total;
+  return out;
 }
 
 type RunnerContext = PipelineContext & {

@@ -58,6 +58,11 @@ export class JobService {
     const refVideo = req.ref_video_file_id ? await this.upload(req.ref_video_file_id, 'ref_video_file_id') : null;
     if (refVideo && refVideo.kind !== 'video') throw invalid(`ref_video_file_id ${refVideo.id} is a ${refVideo.kind}, not a video`);
 
+    // The lip-sync reader animates a presenter: without their video there is nothing to make.
+    if (req.pipeline_type === 'lipsync' && !refVideo) {
+      throw invalid('a lip-sync job needs a presenter video: upload it and pass its id as ref_video_file_id');
+    }
+
     const accepted = pipelineAccepts(req.pipeline_type, doc, req.options?.format);
     if (accepted !== true) throw invalid(accepted);
 

@@ -21,8 +21,14 @@ const loaders: Record<PipelineType, Partial<Record<string, Loader>>> = {
     mp3: async () => (await import('./audio.ts')).audioPipeline,
     m4b: async () => (await import('./audio.ts')).audioPipeline,
   },
-  highlight: {},
-  lipsync: {},
+  highlight: {
+    mp4: async () => (await import('./highlight.ts')).highlightPipeline,
+    reader: async () => (await import('./highlight.ts')).highlightPipeline,
+  },
+  lipsync: {
+    reader: async () => (await import('./lipsync.ts')).lipsyncPipeline,
+    mp4: async () => (await import('./lipsync.ts')).lipsyncPipeline,
+  },
 };
 
 export function defaultFormat(type: PipelineType): string {

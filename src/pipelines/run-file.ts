@@ -22,6 +22,8 @@ export interface RunFileOptions {
   voice: string | null;
   speed: number;
   format?: string;
+  /** Highlight video size and frame rate (defaults 1280×720, 24 fps). */
+  video?: { width?: number; height?: number; fps?: number };
   signal: AbortSignal;
   onProgress?: (phase: string, current: number, total: number) => void;
 }
@@ -54,7 +56,7 @@ export async function runPipelineOnFile(o: RunFileOptions): Promise<{ files: str
         document: { path: o.file, originalName: path.basename(o.file), contentType: kind.contentType },
         language: o.language,
         voiceId: o.voice,
-        options: { format: o.format ?? defaultFormat(type), speed: o.speed },
+        options: { format: o.format ?? defaultFormat(type), speed: o.speed, ...definedOnly(o.video ?? {}) },
         title: null,
       },
       outputDir: workDir,
@@ -80,3 +82,5 @@ export async function runPipelineOnFile(o: RunFileOptions): Promise<{ files: str
     await fs.promises.rm(workDir, { recursive: true, force: true });
   }
 }
+
+const definedOnly = (o: Record<string, number | undefined>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));

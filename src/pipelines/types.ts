@@ -15,6 +15,25 @@ export interface PipelineInput {
   voiceId: string | null;
   options: { format: string; speed: number } & Record<string, unknown>;
   title: string | null;
+  /** Absolute path of the job's reference (presenter) video upload, when it has one. */
+  referenceVideo?: string | null;
+}
+
+/** One presenter clip: `audioPath` spoken by the person in `referenceVideoPath`, written to `outputPath` (MP4). */
+export interface PresenterClipRequest {
+  audioPath: string;
+  referenceVideoPath: string;
+  outputPath: string;
+  /** Provider preset (`lipsync_preset`); the provider's first when absent. */
+  preset?: string;
+}
+
+/** Makes presenter clips: a local lip-sync provider, or a GPU server through the client. */
+export interface PresenterGenerator {
+  /** `local:viseme`, `remote:http://…`: for logs and the job result. */
+  readonly where: string;
+  /** Rejects with JobCancelled when `shouldCancel` turned true while the clip was being made. */
+  generate(req: PresenterClipRequest, shouldCancel: () => Promise<boolean>, signal: AbortSignal): Promise<void>;
 }
 
 export interface PipelineContext {
@@ -31,6 +50,8 @@ export interface PipelineContext {
   cancelled(): Promise<boolean>;
   /** Aborted when the worker shuts down: stop promptly, the task goes back to the queue. */
   signal: AbortSignal;
+  /** Presenter clips for the lip-sync pipeline (created on first use; absent where none can be made). */
+  presenter?: () => Promise<PresenterGenerator>;
 }
 
 export interface PipelineResult {
@@ -39,6 +60,11 @@ export interface PipelineResult {
   /** Every file the job made, relative to the output dir. */
   files: string[];
   duration_seconds?: number;
+  /**
+   * `stopped`: the pipeline saw its cancel flag after making part of its output (the lip-sync
+   * reader's pages done) and built the outputs from that part; the job ends `stopped`, not `completed`.
+   */
+  status?: 'stopped';
   [key: string]: unknown;
 }
 
@@ -49,7 +75,8 @@ export interface Pipeline {
 /** Thrown by a pipeline that saw its cancel flag. */
 export class JobCancelled extends Error {
   override name = 'JobCancelled';
-  constructor() {
-    super('stopped on request');
+  /** The failed job's error; the runner's generic one when absent. */
+  constructor(readonly outcome?: string) {
+    super(outcome ?? 'stopped on request');
   }
 }

@@ -1,6 +1,7 @@
 // Lip-sync providers by name. `auto` picks the best one installed; with none installed
 // the GPU server reports no `lipsync` capability (never a fake provider).
 import { createCommandProvider } from './command.ts';
+import { createOnnxProvider, onnxUnavailableReason } from './onnx.ts';
 import type { LipsyncProvider } from './types.ts';
 import { createVisemeProvider, visemeUnavailableReason } from './viseme.ts';
 
@@ -13,7 +14,7 @@ export interface LipsyncProviderOptions {
   commandTimeoutMs?: number;
 }
 
-export const LIPSYNC_PROVIDERS = ['command', 'viseme'] as const;
+export const LIPSYNC_PROVIDERS = ['command', 'onnx', 'viseme'] as const;
 
 export class LipsyncUnavailableError extends Error {
   override name = 'LipsyncUnavailableError';
@@ -23,9 +24,19 @@ export class LipsyncUnavailableError extends Error {
 export function installedLipsyncProviders(opts: LipsyncProviderOptions): string[] {
   const out: string[] = [];
   if (opts.command && opts.command.trim()) out.push('command');
+  // onnx: a neural model, listed only when an operator installed one (models/lipsync/, manifest.json).
+  if (onnxUnavailableReason(opts.modelsDir) === null) out.push('onnx');
   // viseme: the CPU generator, installed whenever the face models, ffmpeg and the native addon are.
   if (visemeUnavailableReason(opts.modelsDir) === null) out.push('viseme');
   return out;
+}
+
+/** Why a known provider is not installed with these options (null when it is, or the name is unknown). */
+export function lipsyncUnavailableReason(name: string, opts: LipsyncProviderOptions): string | null {
+  if (name === 'onnx') return onnxUnavailableReason(opts.modelsDir);
+  if (name === 'viseme') return visemeUnavailableReason(opts.modelsDir);
+  if (name === 'command') return opts.command && opts.command.trim() ? null : 'the command lip-sync provider needs LECTERN_LIPSYNC_COMMAND';
+  return null;
 }
 
 export async function createLipsyncProvider(name: string, opts: LipsyncProviderOptions): Promise<LipsyncProvider> {
@@ -39,6 +50,11 @@ export async function createLipsyncProvider(name: string, opts: LipsyncProviderO
         throw new LipsyncUnavailableError('the command lip-sync provider needs LECTERN_LIPSYNC_COMMAND');
       }
       return createCommandProvider({ command: opts.command, presets: opts.commandPresets, timeoutMs: opts.commandTimeoutMs });
+    case 'onnx': {
+      const why = onnxUnavailableReason(opts.modelsDir);
+      if (why) throw new LipsyncUnavailableError(why);
+      return createOnnxProvider({ modelsDir: opts.modelsDir });
+    }
     case 'viseme': {
       const why = visemeUnavailableReason(opts.modelsDir);
       if (why) throw new LipsyncUnavailableError(why);

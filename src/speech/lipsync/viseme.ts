@@ -3,19 +3,16 @@
 // jaw/lip opening, spectral balance → lip spread or rounding), because the GPU server's
 // /lipsync receives audio and video only; a local caller that synthesized the narration
 // may pass its phoneme timings (VisemeRequest.phonemes) instead. See viseme/generate.ts.
-// Each generation runs in its own worker thread; cancelling sets a shared flag the
-// generator checks between frame batches, and the worker is terminated if it does not
-// stop within a grace period.
+// Each generation runs in its own worker thread (worker-run.ts).
 import { spawnSync } from 'node:child_process';
-import fs from 'node:fs';
-import { Worker } from 'node:worker_threads';
 import { loadToolPaths } from '../../config.ts';
 import { nativeAvailable } from '../../native/index.ts';
 import type { PhonemeTiming } from '../types.ts';
-import { LipsyncAbortedError, type LipsyncProvider, type LipsyncRequest } from './types.ts';
+import type { LipsyncProvider, LipsyncRequest } from './types.ts';
+import { runGeneratorWorker } from './worker-run.ts';
 import { checkFaceModels } from './viseme/face.ts';
 import { VISEME_PRESETS, type VisemeStats } from './viseme/generate.ts';
-import type { VisemeWorkerData, VisemeWorkerResult } from './viseme/worker.ts';
+import type { VisemeWorkerData } from './viseme/worker.ts';
 
 export { VISEME_PRESETS } from './viseme/generate.ts';
 
@@ -58,7 +55,6 @@ export function createVisemeProvider(opts: VisemeProviderOptions): LipsyncProvid
     generate(req, signal) {
       const settings = VISEME_PRESETS[req.preset];
       if (!settings) return Promise.reject(new Error(`unknown viseme preset "${req.preset}" (known: ${Object.keys(VISEME_PRESETS).join(', ')})`));
-      if (signal.aborted) return Promise.reject(new LipsyncAbortedError('cancelled before start'));
       const cancel = new SharedArrayBuffer(4);
       const { phonemes } = req as VisemeRequest;
       const data: VisemeWorkerData = {
@@ -70,39 +66,7 @@ export function createVisemeProvider(opts: VisemeProviderOptions): LipsyncProvid
         modelsDir: opts.modelsDir,
         cancel,
       };
-      const worker = new Worker(WORKER_URL, { workerData: data });
-      return new Promise<void>((resolve, reject) => {
-        let settled = false;
-        let killTimer: NodeJS.Timeout | undefined;
-        const settle = (err: Error | null) => {
-          if (settled) return;
-          settled = true;
-          signal.removeEventListener('abort', onAbort);
-          if (killTimer) clearTimeout(killTimer);
-          // The answer is in; tearing the thread down (model sessions, loader) needs no waiting.
-          void worker.terminate();
-          if (err) {
-            fs.rmSync(req.outputPath, { force: true }); // the encoder was killed mid-file
-            reject(err);
-          } else resolve();
-        };
-        const onAbort = () => {
-          Atomics.store(new Int32Array(cancel), 0, 1);
-          killTimer = setTimeout(() => settle(new LipsyncAbortedError('lip-sync generation cancelled (worker terminated)')), grace);
-          killTimer.unref();
-        };
-        signal.addEventListener('abort', onAbort, { once: true });
-        worker.on('message', (m: VisemeWorkerResult) => {
-          if (m.ok) {
-            opts.onStats?.(m.stats);
-            settle(signal.aborted ? new LipsyncAbortedError('lip-sync generation cancelled') : null);
-          } else {
-            settle(m.aborted || signal.aborted ? new LipsyncAbortedError(m.message) : new Error(`viseme lip-sync failed: ${m.message}`));
-          }
-        });
-        worker.on('error', (e) => settle(new Error(`viseme lip-sync failed: ${e.message}`)));
-        worker.on('exit', (code) => settle(signal.aborted ? new LipsyncAbortedError('lip-sync generation cancelled') : new Error(`the viseme worker exited (code ${code}) without a result`)));
-      });
+      return runGeneratorWorker<VisemeStats>(WORKER_URL, { ...data }, { outputPath: req.outputPath, signal, graceMs: grace, label: 'viseme', onStats: opts.onStats });
     },
   };
 }

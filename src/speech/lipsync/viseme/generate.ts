@@ -29,7 +29,7 @@ export const VISEME_PRESETS: Record<string, VisemeSettings> = {
 export const FRAME_BATCH = 8;
 /** Reference frames kept in memory for ping-pong playback; longer references are cut there. */
 const REFERENCE_BUDGET_BYTES = 384 * 1024 * 1024;
-const MAX_FPS = 30;
+export const MAX_FPS = 30;
 
 export interface VisemeJob {
   audioPath: string;
@@ -77,40 +77,9 @@ export async function generateViseme(job: VisemeJob): Promise<VisemeStats> {
 
   const tracker = await FaceTracker.create(job.modelsDir);
   try {
-    // Pass 1: the reference frames (as many as ping-pong needs, within the memory budget) and their landmarks.
-    const maxRef = Math.max(2, Math.min(frames, Math.floor(REFERENCE_BUDGET_BYTES / (width * height * 4))));
-    const ref: Uint8Array[] = [];
-    const keys: Array<Landmarks | null> = [];
-    const step = Math.max(1, job.settings.landmarkStep);
     const tl = performance.now();
-    for await (const fr of readFrames(job.referenceVideoPath, width, height, fps, maxRef)) {
-      const i = ref.length;
-      ref.push(fr);
-      keys.push(i % step === 0 ? await tracker.landmarks({ data: fr, width, height }) : null);
-      if (i % FRAME_BATCH === FRAME_BATCH - 1) checkCancel(job);
-    }
+    const { frames: ref, tracks } = await trackReference(tracker, job.referenceVideoPath, width, height, fps, frames, job.settings.landmarkStep, () => checkCancel(job));
     const m = ref.length;
-    if (m === 0) throw new Error('the reference video has no frames');
-    if ((m - 1) % step !== 0) keys[m - 1] = await tracker.landmarks({ data: ref[m - 1]!, width, height });
-    const found = keys.map((k, i) => (k ? i : -1)).filter((i) => i >= 0);
-    if (found.length === 0) throw new Error('no face was found in the reference video');
-    // Frames between landmark frames (and any the mesh lost) interpolate their neighbours.
-    const tracks: Landmarks[] = [];
-    let k = 0; // found[k] is the last landmark frame at or before i
-    for (let i = 0; i < m; i++) {
-      while (k < found.length - 1 && found[k + 1]! <= i) k++;
-      const a = found[k]!;
-      const b = found[Math.min(found.length - 1, a < i ? k + 1 : k)]!;
-      if (a >= i || b <= i || a === b) {
-        tracks.push(keys[a >= i || Math.abs(a - i) <= Math.abs(b - i) ? a : b]!);
-        continue;
-      }
-      const w = (i - a) / (b - a);
-      const ka = keys[a]!, kb = keys[b]!;
-      const p = new Float32Array(ka.length);
-      for (let j = 0; j < p.length; j++) p[j] = ka[j]! + (kb[j]! - ka[j]!) * w;
-      tracks.push(p);
-    }
     const geoms = smoothTracks(tracks, 1).map(mouthGeometry);
     const landmarkMs = performance.now() - tl;
     checkCancel(job);
@@ -138,4 +107,52 @@ export async function generateViseme(job: VisemeJob): Promise<VisemeStats> {
   } finally {
     await tracker.release();
   }
+}
+
+export interface TrackedReference {
+  /** RGBA frames of the reference, as many as ping-pong playback of `wanted` frames needs (within the memory budget). */
+  frames: Uint8Array[];
+  /** Landmarks per reference frame (interpolated between landmark frames and over frames the mesh lost). */
+  tracks: Landmarks[];
+}
+
+/**
+ * Pass 1 of every generator that re-renders a face: decode the reference at the output size
+ * and rate, and track the face's landmarks on every `step`-th frame. Shared by the viseme and
+ * onnx providers; `check` is called between frame batches (throws to cancel).
+ */
+export async function trackReference(tracker: FaceTracker, file: string, width: number, height: number, fps: number, wanted: number, landmarkStep: number, check: () => void): Promise<TrackedReference> {
+  const maxRef = Math.max(2, Math.min(wanted, Math.floor(REFERENCE_BUDGET_BYTES / (width * height * 4))));
+  const ref: Uint8Array[] = [];
+  const keys: Array<Landmarks | null> = [];
+  const step = Math.max(1, landmarkStep);
+  for await (const fr of readFrames(file, width, height, fps, maxRef)) {
+    const i = ref.length;
+    ref.push(fr);
+    keys.push(i % step === 0 ? await tracker.landmarks({ data: fr, width, height }) : null);
+    if (i % FRAME_BATCH === FRAME_BATCH - 1) check();
+  }
+  const m = ref.length;
+  if (m === 0) throw new Error('the reference video has no frames');
+  if ((m - 1) % step !== 0) keys[m - 1] = await tracker.landmarks({ data: ref[m - 1]!, width, height });
+  const found = keys.map((k, i) => (k ? i : -1)).filter((i) => i >= 0);
+  if (found.length === 0) throw new Error('no face was found in the reference video');
+  // Frames between landmark frames (and any the mesh lost) interpolate their neighbours.
+  const tracks: Landmarks[] = [];
+  let k = 0; // found[k] is the last landmark frame at or before i
+  for (let i = 0; i < m; i++) {
+    while (k < found.length - 1 && found[k + 1]! <= i) k++;
+    const a = found[k]!;
+    const b = found[Math.min(found.length - 1, a < i ? k + 1 : k)]!;
+    if (a >= i || b <= i || a === b) {
+      tracks.push(keys[a >= i || Math.abs(a - i) <= Math.abs(b - i) ? a : b]!);
+      continue;
+    }
+    const w = (i - a) / (b - a);
+    const ka = keys[a]!, kb = keys[b]!;
+    const p = new Float32Array(ka.length);
+    for (let j = 0; j < p.length; j++) p[j] = ka[j]! + (kb[j]! - ka[j]!) * w;
+    tracks.push(p);
+  }
+  return { frames: ref, tracks };
 }

@@ -4,6 +4,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { PhonemeTiming } from '../../types.ts';
 import { LipsyncAbortedError } from '../types.ts';
+import type { GeneratorWorkerResult } from '../worker-run.ts';
 import { generateViseme, type VisemeSettings } from './generate.ts';
 
 export interface VisemeWorkerData {
@@ -16,9 +17,7 @@ export interface VisemeWorkerData {
   cancel: SharedArrayBuffer;
 }
 
-export type VisemeWorkerResult =
-  | { ok: true; stats: Awaited<ReturnType<typeof generateViseme>> }
-  | { ok: false; aborted: boolean; message: string };
+export type VisemeWorkerResult = GeneratorWorkerResult<Awaited<ReturnType<typeof generateViseme>>>;
 
 const d = workerData as VisemeWorkerData;
 const flag = new Int32Array(d.cancel);

@@ -1,0 +1,258 @@
+// The lip-sync reader: page by page, narrate the page and have the presenter (the job's
+// reference video) speak it; then presenter.mp4 (the pages' clips joined), narration.mp3 +
+// timeline.json + narration.vtt over the pages done, and the output: the offline reader with
+// the presenter in a window (format=reader) or the presenter over the highlight video (mp4).
+// A stop request (the job's cancel flag) is seen between pages and inside the clip in
+// flight; the outputs are then built from the pages done and the job ends `stopped`.
+import fs from 'node:fs';
+import path from 'node:path';
+import { readDocument, type DocumentModel } from '../documents/model.ts';
+import { ffmpeg } from '../media/ffmpeg.ts';
+import { renderHighlightVideo } from '../media/highlight-video.ts';
+import { buildReaderZip } from '../reader/build.ts';
+import { readerPages } from '../reader/pages.ts';
+import { writeFileAtomic } from '../storage.ts';
+import { renderAudio, toWebVtt } from './audio.ts';
+import { VIDEO_DEFAULTS } from './highlight.ts';
+import type { Narration } from './narrate.ts';
+import { atSpeed, narrateModel, roundTime, type TimelineWord } from './narrate-document.ts';
+import { JobCancelled, type Pipeline, type PipelineContext, type PipelineResult } from './types.ts';
+
+/** Silence after each page's narration: a breath between pages, in the clip and in narration.mp3 alike. */
+const PAGE_GAP_SECONDS = 0.4;
+const WORK_DIR = 'pages';
+
+export interface DonePage {
+  /** 0-based page index in the document. */
+  index: number;
+  samples: Float32Array;
+  sampleRate: number;
+  /** Words of this page, times from the page's own start (speed 1). */
+  words: TimelineWord[];
+  clip: string;
+}
+
+export interface LipsyncAssets {
+  doc: DocumentModel;
+  title: string | null;
+  pagesDone: DonePage[];
+  pagesTotal: number;
+  stopped: boolean;
+  /** Whole narration (speed applied) and its timeline over the pages done. */
+  duration: number;
+  words: TimelineWord[];
+}
+
+/** Pages with something to say, in reading order. */
+export function narratablePages(doc: DocumentModel): number[] {
+  return doc.pages.filter((p) => p.blocks.some((b) => b.words.length > 0)).map((p) => p.index);
+}
+
+/**
+ * Narrates and lip-syncs page by page until done or stopped, then writes presenter.mp4,
+ * narration.mp3, timeline.json and narration.vtt for the pages done.
+ */
+export async function makeLipsyncAssets(ctx: PipelineContext): Promise<LipsyncAssets> {
+  const { input } = ctx;
+  if (!input.referenceVideo) throw new Error('a lip-sync job needs a presenter video (ref_video_file_id)');
+  if (!ctx.presenter) throw new Error('this worker cannot make presenter clips');
+  const speed = input.options.speed ?? 1;
+  const preset = typeof input.options.lipsync_preset === 'string' ? input.options.lipsync_preset : undefined;
+
+  ctx.progress('extract', 0, 1);
+  const doc = await readDocument(input.document.path, input.document.contentType);
+  ctx.progress('extract', 1, 1);
+  const pages = narratablePages(doc);
+  if (pages.length === 0) throw new Error('the document has no text to narrate');
+  const presenter = await ctx.presenter();
+  ctx.log.info({ pages: pages.length, presenter: presenter.where }, 'lip-sync reader: generating page by page');
+
+  const work = path.join(ctx.outputDir, WORK_DIR);
+  await fs.promises.rm(work, { recursive: true, force: true }); // a previous attempt's half-made clips
+  await fs.promises.mkdir(work, { recursive: true });
+  // Narration reports its own stages; here progress counts pages.
+  const pageCtx: PipelineContext = { ...ctx, progress: () => undefined };
+
+  const done: DonePage[] = [];
+  let stopped = false;
+  for (let k = 0; k < pages.length; k++) {
+    if (await ctx.cancelled()) {
+      stopped = true;
+      break;
+    }
+    ctx.progress('page', k, pages.length);
+    const index = pages[k]!;
+    const name = `page-${String(index + 1).padStart(4, '0')}`;
+    try {
+      const n = await narrateModel(pageCtx, doc, { pages: [index] });
+      const samples = withTail(n.narration.samples, Math.round(PAGE_GAP_SECONDS * n.narration.sampleRate));
+      const audio = path.join(work, `${name}.wav`);
+      await writePageAudio(ctx, samples, n.narration.sampleRate, speed, audio);
+      const clip = path.join(work, `${name}.mp4`);
+      await presenter.generate({ audioPath: audio, referenceVideoPath: input.referenceVideo, outputPath: clip, preset }, () => ctx.cancelled(), ctx.signal);
+      if (ctx.signal.aborted) throw ctx.signal.reason ?? new Error('aborted');
+      done.push({ index, samples, sampleRate: n.narration.sampleRate, words: n.timeline, clip });
+      ctx.progress('page', k + 1, pages.length);
+    } catch (e) {
+      if (!(e instanceof JobCancelled)) throw e;
+      stopped = true; // the page in flight is dropped; the pages before it make the outputs
+      break;
+    }
+  }
+  if (done.length === 0) throw new JobCancelled('stopped before any page was generated');
+
+  ctx.progress('assemble', 0, 1);
+  const sampleRate = done[0]!.sampleRate;
+  if (done.some((p) => p.sampleRate !== sampleRate)) throw new Error('pages were narrated at different sample rates');
+  const samples = new Float32Array(done.reduce((n, p) => n + p.samples.length, 0));
+  const timeline: TimelineWord[] = [];
+  let offset = 0;
+  for (const p of done) {
+    samples.set(p.samples, offset);
+    const t0 = offset / sampleRate;
+    for (const w of p.words) timeline.push({ ...w, start: roundTime(w.start + t0), end: roundTime(w.end + t0) });
+    offset += p.samples.length;
+  }
+  const words = atSpeed(timeline, speed);
+  const duration = roundTime(samples.length / sampleRate / speed);
+  const title = doc.title ?? input.title;
+  const narration: Narration = { samples, sampleRate, words: [], chunkStarts: [] };
+  await renderAudio(ctx, narration, speed, path.join(ctx.outputDir, 'narration.mp3'), 'mp3', { title, author: doc.author, chapters: [] });
+  const lastPage = done[done.length - 1]!.index + 1;
+  await writeFileAtomic(
+    path.join(ctx.outputDir, 'timeline.json'),
+    JSON.stringify({ title, author: doc.author, duration, pages: lastPage, chapters: [], words }),
+  );
+  await writeFileAtomic(path.join(ctx.outputDir, 'narration.vtt'), toWebVtt(words));
+  await joinClips(ctx, done.map((p) => p.clip), path.join(ctx.outputDir, 'presenter.mp4'));
+  await fs.promises.rm(work, { recursive: true, force: true });
+  ctx.progress('assemble', 1, 1);
+  return { doc, title, pagesDone: done, pagesTotal: pages.length, stopped, duration, words };
+}
+
+function withTail(samples: Float32Array, tail: number): Float32Array {
+  const out = new Float32Array(samples.length + tail);
+  out.set(samples);
+  return out;
+}
+
+/** A page's narration as 16-bit WAV at the job's speed: what its presenter clip speaks. */
+async function writePageAudio(ctx: PipelineContext, samples: Float32Array, sampleRate: number, speed: number, out: string): Promise<void> {
+  const pcm = Buffer.from(samples.buffer, samples.byteOffset, samples.byteLength);
+  const filters = speed !== 1 ? ['-filter:a', `atempo=${speed}`] : [];
+  await ffmpeg(['-y', '-f', 'f32le', '-ar', String(sampleRate), '-ac', '1', '-i', 'pipe:0', ...filters, '-c:a', 'pcm_s16le', out], { input: pcm, signal: ctx.signal });
+}
+
+/**
+ * The pages' clips one after another. Every clip comes from the same provider, preset and
+ * reference, so they share codec, size and frame rate and join without re-encoding.
+ */
+async function joinClips(ctx: PipelineContext, clips: string[], out: string): Promise<void> {
+  const list = `${out}.list.txt`;
+  const tmp = `${out}.tmp.mp4`;
+  await fs.promises.writeFile(list, clips.map((c) => `file '${c.replace(/'/g, "'\\''")}'`).join('\n') + '\n');
+  try {
+    await ffmpeg(['-y', '-f', 'concat', '-safe', '0', '-i', list, '-c', 'copy', '-movflags', '+faststart', tmp], { signal: ctx.signal });
+    await fs.promises.rename(tmp, out);
+  } finally {
+    await fs.promises.rm(list, { force: true });
+    await fs.promises.rm(tmp, { force: true });
+  }
+}
+
+/** The result fields every lip-sync output shares. */
+export function lipsyncResult(a: LipsyncAssets, output: string, extra: string[]): PipelineResult {
+  return {
+    output,
+    files: [output, 'presenter.mp4', 'narration.mp3', 'timeline.json', 'narration.vtt', ...extra].filter((f, i, all) => all.indexOf(f) === i),
+    duration_seconds: a.duration,
+    words: a.words.length,
+    pages: a.doc.pages.length,
+    pages_done: a.pagesDone.length,
+    pages_total: a.pagesTotal,
+    ...(a.stopped ? { status: 'stopped' as const } : {}),
+  };
+}
+
+export const lipsyncPipeline: Pipeline = {
+  async run(ctx) {
+    const format = ctx.input.options.format ?? 'reader';
+    if (format !== 'reader' && format !== 'mp4') throw new Error(`the lipsync pipeline makes reader or mp4, not ${format}`);
+    const a = await makeLipsyncAssets(ctx);
+    // The outputs show the document up to the last page done (a stopped job's part, whole otherwise).
+    const lastPage = a.pagesDone[a.pagesDone.length - 1]!.index;
+    const doc: DocumentModel = { ...a.doc, pages: a.doc.pages.filter((p) => p.index <= lastPage) };
+    const audioPath = path.join(ctx.outputDir, 'narration.mp3');
+    const presenterPath = path.join(ctx.outputDir, 'presenter.mp4');
+
+    if (format === 'reader') {
+      const imageDir = path.join(ctx.outputDir, 'reader-pages');
+      try {
+        ctx.progress('package', 0, 1);
+        const pages = await readerPages(doc, { imageDir, signal: ctx.signal });
+        await buildReaderZip({
+          outPath: path.join(ctx.outputDir, 'reader.zip'),
+          title: a.title ?? ctx.input.document.originalName,
+          author: doc.author,
+          language: doc.language ?? ctx.input.language,
+          audioFile: audioPath,
+          words: a.words,
+          duration: a.duration,
+          pages,
+          presenter: { videoFile: presenterPath },
+        });
+        ctx.progress('package', 1, 1);
+      } finally {
+        await fs.promises.rm(imageDir, { recursive: true, force: true });
+      }
+      return lipsyncResult(a, 'reader.zip', []);
+    }
+
+    const opt = ctx.input.options as Record<string, unknown>;
+    const even = (v: unknown, d: number) => (typeof v === 'number' && Number.isFinite(v) ? Math.floor(v / 2) * 2 : d);
+    const width = even(opt.width, VIDEO_DEFAULTS.width);
+    const height = even(opt.height, VIDEO_DEFAULTS.height);
+    const fps = typeof opt.fps === 'number' ? Math.round(opt.fps) : VIDEO_DEFAULTS.fps;
+    ctx.progress('render', 0, 1);
+    const highlight = path.join(ctx.outputDir, 'highlight.mp4');
+    await renderHighlightVideo({ doc, timeline: a.words, audioPath, width, height, fps, outPath: highlight, signal: ctx.signal, onProgress: (d, t) => ctx.progress('render', d, t) });
+    ctx.progress('composite', 0, 1);
+    const position = typeof opt.presenter_position === 'string' ? (opt.presenter_position as PresenterPosition) : 'bottom-right';
+    const scale = typeof opt.presenter_scale === 'number' ? opt.presenter_scale : 0.3;
+    await compositePresenter(ctx, { background: highlight, presenter: presenterPath, audio: audioPath, width, height, fps, position, scale, out: path.join(ctx.outputDir, 'lipsync.mp4') });
+    ctx.progress('composite', 1, 1);
+    return { ...lipsyncResult(a, 'lipsync.mp4', ['highlight.mp4']), width, height, fps };
+  },
+};
+
+export type PresenterPosition = 'bottom-right' | 'bottom-left' | 'top-right' | 'top-left';
+
+/** The filter graph that puts the presenter (scaled to `scale` of the width, a margin from the corner) over the background. */
+export function overlayFilter(width: number, position: PresenterPosition, scale: number): string {
+  const w = Math.max(2, Math.floor((width * scale) / 2) * 2);
+  const m = Math.round(width * 0.02);
+  const x = position.endsWith('right') ? `W-w-${m}` : String(m);
+  const y = position.startsWith('bottom') ? `H-h-${m}` : String(m);
+  return `[1:v]scale=${w}:-2[p];[0:v][p]overlay=x=${x}:y=${y}:eof_action=pass:shortest=0,format=yuv420p[v]`;
+}
+
+async function compositePresenter(
+  ctx: PipelineContext,
+  o: { background: string; presenter: string; audio: string; width: number; height: number; fps: number; position: PresenterPosition; scale: number; out: string },
+): Promise<void> {
+  const tmp = `${o.out}.tmp.mp4`;
+  try {
+    await ffmpeg(
+      [
+        '-y', '-i', o.background, '-i', o.presenter, '-i', o.audio,
+        '-filter_complex', overlayFilter(o.width, o.position, o.scale),
+        '-map', '[v]', '-map', '2:a', '-r', String(o.fps),
+        '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '23', '-c:a', 'aac', '-b:a', '128k', '-shortest', '-movflags', '+faststart', tmp,
+      ],
+      { signal: ctx.signal },
+    );
+    await fs.promises.rename(tmp, o.out);
+  } finally {
+    await fs.promises.rm(tmp, { force: true });
+  }
+}
