@@ -32,7 +32,7 @@ export async function buildServiceApp(opts: ServiceAppOptions): Promise<FastifyI
   app.addSchema(JobResponse);
   app.addSchema(JobListResponse);
   app.addSchema(UploadResponse);
-  const service = new JobService(opts.stores, opts.storage, opts.log);
+  const service = new JobService(opts.stores, opts.storage, opts.log, { cloning: opts.speech.gpuServerUrls.length > 0 });
   await uploadRoutes(app, { stores: opts.stores, storage: opts.storage, maxUploadBytes: opts.maxUploadBytes });
   await jobRoutes(app, { service, stores: opts.stores });
   await voiceRoutes(app, { jobs: opts.stores.jobs, storage: opts.storage, log: opts.log, ...opts.speech });

@@ -1,5 +1,6 @@
 // The worker side of a job: take a task from the queue, run its pipeline, record the end.
 // The same code runs in `serve` (embedded) and in any number of `lectern worker` processes.
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import type { ServiceConfig } from '../config.ts';
 import { oneLine } from '../errors.ts';
@@ -92,6 +93,7 @@ export async function runJob(jobId: string, task: TaskContext, opts: WorkerOptio
     const ctx = pipelineContext(job, task, opts, outputDir, await getSpeech(), log);
     ctx.input.voiceId = await engineVoice(ctx.input.voiceId, ctx.speech.engine); // bundled voice id → engine voice
     ctx.input.document.path = storage.resolve(upload.path);
+    ctx.input.referenceAudio = await referenceAudio(job, opts, ctx.speech, log);
     const refVideoId = job.config_json.ref_video_file_id;
     if (typeof refVideoId === 'string' && refVideoId) {
       const ref = await stores.jobs.getUpload(refVideoId);
@@ -201,6 +203,29 @@ function pipelineContext(job: JobRecord, task: TaskContext, opts: WorkerOptions,
       await inFlight;
     },
   };
+}
+
+/**
+ * The job's voice reference clip, when it has one. A missing ref_text is transcribed here,
+ * by the worker that is about to clone with it (never at upload), and kept in config_json
+ * so a resumed job does not transcribe again.
+ */
+async function referenceAudio(job: JobRecord, opts: WorkerOptions, speech: Speech, log: Logger): Promise<PipelineInput['referenceAudio']> {
+  const id = job.config_json.ref_audio_file_id;
+  if (typeof id !== 'string' || !id) return null;
+  const upload = await opts.stores.jobs.getUpload(id);
+  if (!upload) throw new Error("the job's reference audio upload is missing");
+  const bytes = await fs.promises.readFile(opts.storage.resolve(upload.path));
+  let text = typeof job.config_json.ref_text === 'string' ? job.config_json.ref_text.trim() : '';
+  if (!text) {
+    if (!speech.transcribe) throw new Error(`cloning a voice needs the reference clip's transcript (ref_text), and ${speech.engine} cannot transcribe; give ref_text`);
+    const language = String(job.config_json.language ?? 'en-US');
+    text = (await speech.transcribe(bytes, language)).trim();
+    if (!text) throw new Error('the reference clip was transcribed to no words; give ref_text');
+    await opts.stores.jobs.mergeConfig(job.id, { ref_text: text, ref_text_source: 'transcribed' });
+    log.info({ words: text.split(/\s+/).length }, 'reference clip transcribed for cloning');
+  }
+  return { bytes, sha256: upload.sha256 || createHash('sha256').update(bytes).digest('hex'), text };
 }
 
 /** A job deleted while it ran: its output dir may have been re-created by the pipeline. */

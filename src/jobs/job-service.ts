@@ -46,6 +46,8 @@ export class JobService {
     private readonly stores: Stores,
     private readonly storage: Storage,
     private readonly log: Logger,
+    /** Whether jobs may clone a voice from a reference clip: only GPU servers run cloning backends. */
+    private readonly opts: { cloning: boolean } = { cloning: false },
   ) {}
 
   async create(req: JobCreateRequest): Promise<JobRecord> {
@@ -55,6 +57,9 @@ export class JobService {
     // 2. Reference files, when given, must exist and be of the right kind.
     const refAudio = req.ref_audio_file_id ? await this.upload(req.ref_audio_file_id, 'ref_audio_file_id') : null;
     if (refAudio && refAudio.kind !== 'audio' && refAudio.kind !== 'video') throw invalid(`ref_audio_file_id ${refAudio.id} is a ${refAudio.kind}, not audio`);
+    if (refAudio && !this.opts.cloning) {
+      throw invalid('ref_audio_file_id: cloning a voice from a reference clip needs a GPU server with a cloning backend (set LECTERN_GPU_SERVER_URL); the local engines speak bundled voices only');
+    }
     const refVideo = req.ref_video_file_id ? await this.upload(req.ref_video_file_id, 'ref_video_file_id') : null;
     if (refVideo && refVideo.kind !== 'video') throw invalid(`ref_video_file_id ${refVideo.id} is a ${refVideo.kind}, not a video`);
 

@@ -70,7 +70,7 @@ export async function narrate(ctx: PipelineContext, chunks: string[], concurrenc
 async function synthesizeCached(ctx: PipelineContext, cacheDir: string, text: string): Promise<ChunkAudio> {
   const { input, speech } = ctx;
   const key = createHash('sha256')
-    .update(JSON.stringify({ v: 1, engine: speech.engine, voice: input.voiceId, language: input.language, text }))
+    .update(JSON.stringify({ v: 1, engine: speech.engine, voice: input.voiceId, language: input.language, text, ...(input.referenceAudio ? { ref: input.referenceAudio.sha256, refText: input.referenceAudio.text } : {}) }))
     .digest('hex');
   const wavPath = path.join(cacheDir, `${key}.wav`);
   const metaPath = path.join(cacheDir, `${key}.json`);
@@ -81,7 +81,8 @@ async function synthesizeCached(ctx: PipelineContext, cacheDir: string, text: st
   } catch {
     // not cached (or a half-written entry from a crash): synthesize
   }
-  const out = await speech.synthesize({ text, language: input.language, voice: input.voiceId });
+  const ref = input.referenceAudio;
+  const out = await speech.synthesize({ text, language: input.language, voice: input.voiceId, ...(ref ? { refAudio: ref.bytes, refText: ref.text } : {}) });
   const tokens = tokenizeWords(text);
   if (!out.words || out.words.length !== tokens.length) {
     throw new Error(`${speech.engine} gave no word timings for a chunk (${out.words?.length ?? 0} of ${tokens.length} words)`);

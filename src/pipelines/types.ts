@@ -17,6 +17,8 @@ export interface PipelineInput {
   title: string | null;
   /** Absolute path of the job's reference (presenter) video upload, when it has one. */
   referenceVideo?: string | null;
+  /** Reference clip to clone the narrator's voice from (GPU servers only), with its transcript. */
+  referenceAudio?: { bytes: Buffer; sha256: string; text: string } | null;
 }
 
 /** One presenter clip: `audioPath` spoken by the person in `referenceVideoPath`, written to `outputPath` (MP4). */

@@ -10,6 +10,8 @@ export interface Speech {
   /** Chunks worth keeping in flight at once (a GPU server batches them); absent → the pipeline's default. */
   readonly concurrency?: number;
   synthesize(req: SynthesisRequest): Promise<SynthesisOutput>;
+  /** Speech → text, where the service has it (GPU servers' /transcribe): a clone reference's missing ref_text. */
+  transcribe?(audio: Buffer, language: string): Promise<string>;
   close(): Promise<void>;
 }
 

@@ -72,6 +72,7 @@ export async function createRemoteSpeech(client: GpuClient, opts: RemoteSpeechOp
       }
       return { samples, sampleRate, words };
     },
+    transcribe: (audio, language) => client.transcribe(audio, language, { timeoutMs: opts.timeoutMs }),
     async close() {
       client.close();
     },
