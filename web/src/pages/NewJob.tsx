@@ -189,7 +189,7 @@ export function NewJob() {
         </div>
         {pipeline === 'lipsync' ? (
           <div className="presenter-choice">
-            <DropZone label="Presenter video (optional; the bundled presenter is used without one)" extensions={VIDEO_EXT} typesInWords="MP4, MOV or WebM video" kind="video"
+            <DropZone label="Presenter video (required: a person facing the camera, who will speak the narration)" extensions={VIDEO_EXT} typesInWords="MP4, MOV or WebM video" kind="video"
               value={refVideo}
               onChange={(u) => {
                 setRefVideo(u);
@@ -281,10 +281,10 @@ export function NewJob() {
         <ErrorBox error={submitError} title={submitError instanceof ApiError && submitError.status === 422 ? 'The service refused this job' : 'Could not create the job'} />
       </div>
       <div className="actions">
-        <button type="submit" className="primary" disabled={!doc || submitting || (voiceMode === 'clone' && !refAudio)}>
+        <button type="submit" className="primary" disabled={!doc || submitting || (voiceMode === 'clone' && !refAudio) || (pipeline === 'lipsync' && !refVideo)}>
           {submitting ? 'Creating…' : 'Create job'}
         </button>
-        {!doc ? <span className="muted small">Upload a document first.</span> : null}
+        {!doc ? <span className="muted small">Upload a document first.</span> : pipeline === 'lipsync' && !refVideo ? <span className="muted small">Upload a presenter video first.</span> : null}
       </div>
     </form>
   );
@@ -304,7 +304,7 @@ function LayoutPreview({ video, videoUrl, width, height }: { video: Upload | nul
         <div className="layout-presenter">{videoUrl ? <video src={videoUrl} muted autoPlay loop playsInline /> : <span>Presenter</span>}</div>
       </div>
       <figcaption className="muted small">
-        Layout at {width}×{height}: the page with the highlighted line, the presenter {video ? `(${video.original_name})` : '(bundled)'} in the corner.
+        Layout at {width}×{height}: the page with the highlighted line, the presenter {video ? `(${video.original_name})` : '(upload a video)'} in the corner.
       </figcaption>
     </figure>
   );
