@@ -14,6 +14,7 @@ const ROOT = path.resolve(import.meta.dirname, '..');
 const WEB = path.join(ROOT, 'web');
 const SHOTS = path.join(ROOT, 'test-output', 'web-e2e');
 const WELCOME = path.join(ROOT, 'samples', 'welcome.md');
+const JFK_WAV = path.join(ROOT, 'test', 'fixtures', 'speech', 'jfk.wav');
 const CHROMIUM = '/usr/bin/chromium';
 
 /** Builds web/ when its build is missing or older than its sources (the test runs what the user gets). */
@@ -67,7 +68,7 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web app in chromium', () => {
     await shot('01-empty-dashboard');
   });
 
-  it('plays a voice sample, previews the document in that voice, and shows the 422 of a pipeline this install refuses', async () => {
+  it('plays a voice sample, previews the document in that voice, and shows the 422 of a job this install refuses (cloning without a GPU server)', async () => {
     await page.goto(`${svc.url}/new`);
     await page.getByLabel('Document to narrate').setInputFiles(WELCOME);
     await page.getByText('Uploaded welcome.md').waitFor();
@@ -78,12 +79,14 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web app in chromium', () => {
     await page.getByRole('radio', { name: /American English \(eSpeak NG\)/ }).check();
     await page.getByRole('button', { name: 'Preview with the document' }).click();
     await page.getByText(/^Speaking: “Lectern reads your documents aloud/).waitFor();
-    await page.getByLabel(/Highlighted reading/).check();
-    await page.getByLabel('Output format').selectOption('reader');
+    // Cloning from a reference clip needs a GPU server, which this install has not: refused.
+    await page.getByLabel(/Clone a voice from a clip/).check();
+    await page.getByLabel(/Reference clip of the voice/).setInputFiles(JFK_WAV);
+    await page.getByText('Uploaded jfk.wav').waitFor();
     await page.getByRole('button', { name: 'Create job' }).click();
     const alert = page.getByRole('alert').filter({ hasText: 'The service refused this job' });
     await alert.waitFor();
-    expect(await alert.textContent()).toMatch(/highlight pipeline is not available/);
+    expect(await alert.textContent()).toMatch(/needs a GPU server/);
     expect(new URL(page.url()).pathname).toBe('/new');
     await shot('02-refused-pipeline');
   });
