@@ -254,6 +254,21 @@ describe('service: rate limit, body limit, safe file serving, CORS (embedded)', 
     const ok = await fetch(`${url}/api/jobs`, { headers: { origin: 'http://ui.example:5173', authorization: `Bearer ${ALICE}` } });
     expect(ok.headers.get('access-control-allow-origin')).toBe('http://ui.example:5173');
     expect(ok.headers.get('access-control-expose-headers')).toMatch(/x-request-id/);
+    // The event stream (read with fetch and the header, as the web UI does) carries them too.
+    const doc = await call(url, 'POST', '/api/uploads', { token: BOB, body: form('events.txt', 'Events carry headers.') });
+    const job = await call(url, 'POST', '/api/jobs', { token: BOB, body: { pipeline_type: 'audio', uploaded_file_id: doc.body.id } });
+    expect(job.status).toBe(201);
+    expect((await fetch(`${url}/api/jobs/${job.body.id}/events`)).status).toBe(401);
+    const ac = new AbortController();
+    const ev = await fetch(`${url}/api/jobs/${job.body.id}/events`, {
+      headers: { origin: 'http://ui.example:5173', authorization: `Bearer ${BOB}`, 'x-request-id': 'sse-1' },
+      signal: ac.signal,
+    });
+    expect(ev.status).toBe(200);
+    expect(ev.headers.get('content-type')).toMatch(/text\/event-stream/);
+    expect(ev.headers.get('x-request-id')).toBe('sse-1');
+    expect(ev.headers.get('access-control-allow-origin')).toBe('http://ui.example:5173');
+    ac.abort();
   });
 
   it('429 with Retry-After past the per-token requests per minute; other tokens and /health are not affected; a refused upload writes nothing', async () => {

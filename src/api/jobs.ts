@@ -117,7 +117,8 @@ export async function jobRoutes(app: FastifyInstance, opts: { service: JobServic
       const job = await service.get((req.params as Params).job_id);
       reply.hijack();
       const res = reply.raw;
-      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+      // Headers set by the hooks (X-Request-Id, CORS) are not sent by a hijacked reply on their own.
+      res.writeHead(200, { ...(reply.getHeaders() as Record<string, string | string[] | number>), 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
       const send = (event: string, data: unknown) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
       send('snapshot', jobResponse(job));
       let closed = false;
