@@ -18,6 +18,13 @@ Commands:
                (--language en-US --voice ID --speed 1.0 --data-dir ./data --format FMT)
                lectern run highlight paper.pdf --format mp4|reader (--width 1280 --height 720 --fps 24)
 
+Security (serve, worker, gpu-server):
+  Bearer tokens come from LECTERN_API_TOKENS / LECTERN_GPU_TOKENS (name:token,…) or
+  --tokens-file FILE (one name:token per line). Without tokens a server listens on
+  loopback only, unless --insecure is given.
+  SIGTERM: stop accepting, let requests finish (LECTERN_SHUTDOWN_GRACE_MS), hand running
+  jobs back to the queue.
+
 Configuration comes from flags and LECTERN_* environment variables (see README.md).`;
 
 async function main(argv: string[]): Promise<number> {
@@ -127,6 +134,12 @@ async function run(positional: string[], flags: Flags): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => {
     if (code !== 0 || process.argv[2] === 'run') process.exit(code);
+    // After an orderly shutdown the loop should drain by itself; a handle some library left
+    // open must not turn a SIGTERM into a hang (the supervisor would SIGKILL mid-cleanup).
+    setTimeout(() => {
+      process.stderr.write('lectern: handles still open after shutdown; exiting\n');
+      process.exit(0);
+    }, 3000).unref();
   },
   (err) => {
     const msg = err instanceof ConfigError ? `configuration: ${err.message}` : oneLine(err);

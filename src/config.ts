@@ -1,7 +1,9 @@
 // Environment + command-line flags → typed configuration.
 // This is the only module that reads process.env; everything else receives a Config.
+import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { isLoopback, parseTokens, tokenEntry, type TokenEntry } from './security/tokens.ts';
 
 export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -39,6 +41,34 @@ export interface ServiceConfig {
   /** Lip-sync on the worker (no GPU server): provider (`auto` → best installed) and the command provider's settings. */
   lipsync: { provider: string; command: string | null; commandPresets: string[]; commandTimeoutMs: number; pollIntervalMs: number };
   logLevel: string;
+  security: ServiceSecurity;
+  /** Bearer token the worker and the voice library send to the GPU servers (LECTERN_GPU_SERVER_TOKEN). */
+  gpuServerToken: string | null;
+  /** SIGTERM: how long requests in flight (and running tasks) get before connections are cut. */
+  shutdownGraceMs: number;
+}
+
+/** Who may call a server, and how much. */
+export interface ServerSecurity {
+  /** Hashed bearer tokens; empty → authentication off (allowed on loopback, or with --insecure). */
+  tokens: TokenEntry[];
+  /** `--insecure`: listening beyond loopback without tokens was asked for explicitly. */
+  insecure: boolean;
+  /** Guards /metrics alone (LECTERN_METRICS_TOKEN); null → open on loopback, else the API tokens. */
+  metricsToken: TokenEntry | null;
+  /** Whether the listen address is loopback only. */
+  loopback: boolean;
+}
+
+export interface ServiceSecurity extends ServerSecurity {
+  /** Origins allowed by CORS; empty → no CORS headers at all. */
+  corsOrigins: string[];
+  /** Requests per minute per token (per IP with authentication off) on /api/*; 0 → no limit. */
+  rateLimitPerMinute: number;
+  /** Pending + running jobs one token may have; 0 → no limit. */
+  maxActiveJobsPerToken: number;
+  /** Largest JSON request body in bytes. */
+  maxBodyBytes: number;
 }
 
 export interface GpuServerConfig {
@@ -63,6 +93,11 @@ export interface GpuServerConfig {
   /** Transcription engine (`auto` → whisper when its model is installed, else pocketsphinx). */
   transcriber: string;
   logLevel: string;
+  security: ServerSecurity;
+  /** Records in the lip-sync table before POST /lipsync answers 503. */
+  maxLipsyncJobs: number;
+  /** SIGTERM: how long running lip-sync jobs may finish before they are cancelled. */
+  shutdownGraceMs: number;
 }
 
 export interface ToolPaths {
@@ -117,9 +152,10 @@ export function loadServiceConfig(flags: Flags = {}, env: Env = process.env): Se
   if (Boolean(databaseUrl) !== Boolean(redisUrl)) {
     throw new ConfigError('the distributed mode needs both LECTERN_DATABASE_URL and LECTERN_REDIS_URL (or neither, for the embedded default)');
   }
+  const host = str(flags, 'host', env, 'LECTERN_HOST') ?? '127.0.0.1';
   return {
     dataDir,
-    host: str(flags, 'host', env, 'LECTERN_HOST') ?? '127.0.0.1',
+    host,
     port: int(str(flags, 'port', env, 'LECTERN_PORT'), 8000, 'port', 0, 65535),
     databaseUrl,
     redisUrl,
@@ -145,15 +181,62 @@ export function loadServiceConfig(flags: Flags = {}, env: Env = process.env): Se
       pollIntervalMs: int(str(flags, 'lipsync-poll-ms', env, 'LECTERN_LIPSYNC_POLL_MS'), 5000, '--lipsync-poll-ms', 50),
     },
     logLevel: str(flags, 'log-level', env, 'LECTERN_LOG_LEVEL') ?? 'info',
+    security: {
+      ...serverSecurity(flags, env, host, 'LECTERN_API_TOKENS', 'lectern serve'),
+      corsOrigins: (env.LECTERN_CORS_ORIGINS ?? '').split(',').map((o) => o.trim().replace(/\/+$/, '')).filter(Boolean),
+      rateLimitPerMinute: int(str(flags, 'rate-limit', env, 'LECTERN_RATE_LIMIT_PER_MINUTE'), 1200, 'LECTERN_RATE_LIMIT_PER_MINUTE', 0),
+      maxActiveJobsPerToken: int(str(flags, 'max-active-jobs', env, 'LECTERN_MAX_ACTIVE_JOBS'), 20, 'LECTERN_MAX_ACTIVE_JOBS', 0),
+      maxBodyBytes: int(str(flags, 'max-body-bytes', env, 'LECTERN_MAX_BODY_BYTES'), 1024 * 1024, 'LECTERN_MAX_BODY_BYTES', 1024),
+    },
+    gpuServerToken: env.LECTERN_GPU_SERVER_TOKEN || null,
+    shutdownGraceMs: int(str(flags, 'shutdown-grace-ms', env, 'LECTERN_SHUTDOWN_GRACE_MS'), 10_000, 'LECTERN_SHUTDOWN_GRACE_MS', 0),
   };
+}
+
+/**
+ * Tokens from `<envName>` and from a file (`--tokens-file` / `<envName>_FILE`, one `name:token`
+ * per line, so tokens need not sit in the environment). Tokens are never read from flags:
+ * a command line is visible to every user of the machine. Without tokens, a non-loopback
+ * listener is refused unless `--insecure` says so.
+ */
+function serverSecurity(flags: Flags, env: Env, host: string, envName: string, command: string): ServerSecurity {
+  let tokens: TokenEntry[] = [];
+  try {
+    tokens = parseTokens(env[envName] ?? '', envName);
+    const file = str(flags, 'tokens-file', env, `${envName}_FILE`);
+    if (file) {
+      let text: string;
+      try {
+        text = fs.readFileSync(path.resolve(file), 'utf8');
+      } catch (e) {
+        throw new Error(`cannot read the tokens file ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+      }
+      const more = parseTokens(text, `tokens file ${file}`);
+      const dup = more.find((m) => tokens.some((t) => t.name === m.name));
+      if (dup) throw new Error(`the token name "${dup.name}" is in both ${envName} and ${file}`);
+      tokens = [...tokens, ...more];
+    }
+  } catch (e) {
+    throw new ConfigError((e as Error).message);
+  }
+  const insecure = bool(flags, 'insecure', env, 'LECTERN_INSECURE', false);
+  const loopback = isLoopback(host);
+  if (!loopback && tokens.length === 0 && !insecure) {
+    throw new ConfigError(
+      `${command} would listen on ${host} without authentication: set ${envName} (or --tokens-file) to name:token entries, or pass --insecure to allow it explicitly`,
+    );
+  }
+  const metrics = env.LECTERN_METRICS_TOKEN;
+  return { tokens, insecure, metricsToken: metrics ? tokenEntry('metrics', metrics) : null, loopback };
 }
 
 export function loadGpuServerConfig(flags: Flags = {}, env: Env = process.env): GpuServerConfig {
   const device = str(flags, 'device', env, 'LECTERN_GPU_DEVICE') ?? 'cpu';
   if (device !== 'cpu' && device !== 'cuda') throw new ConfigError(`--device must be cpu or cuda, got "${device}"`);
   const cores = Math.max(1, (globalThis as { navigator?: { hardwareConcurrency?: number } }).navigator?.hardwareConcurrency ?? 2);
+  const host = str(flags, 'host', env, 'LECTERN_GPU_HOST') ?? '127.0.0.1';
   return {
-    host: str(flags, 'host', env, 'LECTERN_GPU_HOST') ?? '127.0.0.1',
+    host,
     port: int(str(flags, 'port', env, 'LECTERN_GPU_PORT'), 8100, 'port', 0, 65535),
     backend: str(flags, 'backend', env, 'LECTERN_GPU_BACKEND') ?? null,
     device,
@@ -171,6 +254,9 @@ export function loadGpuServerConfig(flags: Flags = {}, env: Env = process.env): 
     lipsyncCommandTimeoutMs: int(str(flags, 'lipsync-timeout-s', env, 'LECTERN_LIPSYNC_TIMEOUT_S'), 3600, '--lipsync-timeout-s', 1) * 1000,
     transcriber: str(flags, 'transcriber', env, 'LECTERN_GPU_TRANSCRIBER') ?? 'auto',
     logLevel: str(flags, 'log-level', env, 'LECTERN_LOG_LEVEL') ?? 'info',
+    security: serverSecurity(flags, env, host, 'LECTERN_GPU_TOKENS', 'lectern gpu-server'),
+    maxLipsyncJobs: int(str(flags, 'max-lipsync-jobs', env, 'LECTERN_GPU_MAX_LIPSYNC_JOBS'), 1000, 'LECTERN_GPU_MAX_LIPSYNC_JOBS', 1),
+    shutdownGraceMs: int(str(flags, 'shutdown-grace-ms', env, 'LECTERN_SHUTDOWN_GRACE_MS'), 10_000, 'LECTERN_SHUTDOWN_GRACE_MS', 0),
   };
 }
 

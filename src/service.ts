@@ -10,9 +10,6 @@ import type { Logger } from './log.ts';
 import { checkFfmpeg } from './media/ffmpeg.ts';
 import { Storage } from './storage.ts';
 
-/** How long shutdown waits for requests in flight before cutting their connections. */
-const CLOSE_GRACE_MS = 10_000;
-
 export interface RunningService {
   url: string;
   stores: Stores;
@@ -38,7 +35,8 @@ export async function startService(config: ServiceConfig, log: Logger): Promise<
     log,
     maxUploadBytes: config.maxUploadBytes,
     webDir: config.webDir,
-    speech: { modelsDir: config.modelsDir, gpuServerUrls: config.gpuServerUrls, ttsBackend: config.tts.backend },
+    security: config.security,
+    speech: { modelsDir: config.modelsDir, gpuServerUrls: config.gpuServerUrls, gpuServerToken: config.gpuServerToken, ttsBackend: config.tts.backend },
   });
   let worker: RunningWorker | null = null;
   if (config.embeddedWorker) worker = await startWorker({ config, stores, storage, log });
@@ -52,11 +50,17 @@ export async function startService(config: ServiceConfig, log: Logger): Promise<
     stores,
     storage,
     async close() {
-      // Requests in flight get a bounded grace period: a client that stopped reading a
-      // download must not keep the process from shutting down.
-      const force = setTimeout(() => app.server.closeAllConnections(), CLOSE_GRACE_MS);
+      // New connections are refused at once; requests in flight get a bounded grace period
+      // (LECTERN_SHUTDOWN_GRACE_MS): a client that stopped reading a download, or an open
+      // event stream, must not keep the process from shutting down.
+      const t0 = Date.now();
+      const force = setTimeout(() => {
+        log.warn({ grace_ms: config.shutdownGraceMs }, 'shutdown: cutting the connections still open after the grace period');
+        app.server.closeAllConnections();
+      }, config.shutdownGraceMs);
       await app.close();
       clearTimeout(force);
+      log.info({ ms: Date.now() - t0 }, 'shutdown: HTTP closed; handing running tasks back to the queue');
       await worker?.close();
       await stores.close();
     },

@@ -48,6 +48,13 @@ async function startJob(url: string): Promise<string> {
 }
 
 async function killMidSynthesis(url: string, id: string, child: ChildProcess): Promise<number> {
+  const current = await waitMidSynthesis(url, id);
+  child.kill('SIGKILL');
+  await new Promise((r) => child.once('exit', r));
+  return current;
+}
+
+async function waitMidSynthesis(url: string, id: string): Promise<number> {
   const mid = await waitFor(
     async () => {
       const j = (await json(url, 'GET', `/api/jobs/${id}`)).body;
@@ -56,9 +63,21 @@ async function killMidSynthesis(url: string, id: string, child: ChildProcess): P
     60_000,
     'the job to be mid-synthesis',
   );
-  child.kill('SIGKILL');
-  await new Promise((r) => child.once('exit', r));
   return mid.progress.current;
+}
+
+/** SIGTERM, then the exit code and how long the orderly shutdown took. */
+async function terminate(child: ChildProcess): Promise<{ code: number | null; ms: number }> {
+  const t0 = Date.now();
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  child.kill('SIGTERM');
+  return { code: await exited, ms: Date.now() - t0 };
+}
+
+/** The output directory holds each output file once: no second copy, no temporary left behind. */
+function expectSingleOutput(dataDir: string, id: string, result: { files: string[] }) {
+  const dir = path.join(dataDir, 'outputs', id);
+  expect(fs.readdirSync(dir).sort()).toEqual([...result.files].sort());
 }
 
 describe('kill and recover', () => {
@@ -114,6 +133,75 @@ describe('kill and recover', () => {
         const dl = await fetch(`${api.url}/api/jobs/${id}/download`);
       expect(dl.status).toBe(200);
       await dl.arrayBuffer();
+      } finally {
+        await w2.close();
+      }
+    } finally {
+      await api.close();
+    }
+  });
+});
+
+describe('SIGTERM and restart', () => {
+  it('embedded: serve gets SIGTERM mid-job → exits cleanly, hands the task back; the restarted serve finishes it once', { timeout: 240_000 }, async () => {
+    const t = testEnv('embedded', 'term_emb');
+    envs.push(t);
+    const first = spawnLectern(['serve'], t.env);
+    children.push(first.child);
+    const url1 = await first.url;
+    const id = await startJob(url1);
+    const doneBefore = await waitMidSynthesis(url1, id);
+    const { code, ms } = await terminate(first.child);
+    expect(code).toBe(0);
+    expect(ms).toBeLessThan(20_000);
+
+    const svc = await t.start();
+    try {
+      const job = await waitFor(async () => {
+        const j = (await json(svc.url, 'GET', `/api/jobs/${id}`)).body;
+        return j.status === 'completed' || j.status === 'failed' ? j : null;
+      }, 180_000, 'the restarted job');
+      expect(job.status).toBe('completed');
+      expect(job.attempts).toBe(2); // one run before the SIGTERM, one after: never two at once
+      expect(job.config_json.result.chunks).toBe(150);
+      expect(doneBefore).toBeGreaterThanOrEqual(10);
+      const cached = fs.readdirSync(path.join(t.dataDir, 'cache', 'tts')).filter((f) => f.endsWith('.json')).length;
+      expect(cached).toBe(150);
+      expectSingleOutput(t.dataDir, id, job.config_json.result);
+      const dl = await fetch(`${svc.url}/api/jobs/${id}/download`);
+      expect(dl.status).toBe(200);
+      await dl.arrayBuffer();
+    } finally {
+      await svc.close();
+    }
+  });
+
+  it('distributed: a `lectern worker` gets SIGTERM mid-job → exits cleanly, the task goes back at once; the next worker finishes it once', { timeout: 240_000 }, async () => {
+    const t = testEnv('distributed', 'term_dist');
+    envs.push(t);
+    // A long lease: only the explicit hand-back on SIGTERM (not stalled-job recovery) can requeue the task in time.
+    const api = await t.start({ LECTERN_NO_EMBEDDED_WORKER: '1' });
+    try {
+      const worker = spawnLectern(['worker'], { ...t.env, LECTERN_LEASE_MS: '120000' });
+      children.push(worker.child);
+      const id = await startJob(api.url);
+      await waitMidSynthesis(api.url, id);
+      const { code, ms } = await terminate(worker.child);
+      expect(code).toBe(0);
+      expect(ms).toBeLessThan(20_000);
+
+      const w2 = await startStandaloneWorker(loadServiceConfig({}, { ...t.env, LECTERN_LEASE_MS: '120000' }), createLogger('warn', 'test-worker'));
+      try {
+        const job = await waitFor(async () => {
+          const j = (await json(api.url, 'GET', `/api/jobs/${id}`)).body;
+          return j.status === 'completed' || j.status === 'failed' ? j : null;
+        }, 120_000, 'the job on the next worker');
+        expect(job.status).toBe('completed');
+        expect(job.attempts).toBe(2);
+        expectSingleOutput(t.dataDir, id, job.config_json.result);
+        const dl = await fetch(`${api.url}/api/jobs/${id}/download`);
+        expect(dl.status).toBe(200);
+        await dl.arrayBuffer();
       } finally {
         await w2.close();
       }

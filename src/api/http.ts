@@ -5,6 +5,7 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, ty
 import swagger from '@fastify/swagger';
 import { HttpError } from '../errors.ts';
 import type { Logger } from '../log.ts';
+import { requestIdFrom } from '../request-context.ts';
 import { ErrorBody } from './schemas.ts';
 
 export interface HttpAppOptions {
@@ -21,8 +22,9 @@ export async function createHttpApp(opts: HttpAppOptions): Promise<FastifyInstan
     bodyLimit: opts.bodyLimit ?? 1024 * 1024,
     // Unknown fields are an error (422), not silently dropped; query strings are coerced.
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false } },
-    requestIdHeader: 'x-request-id',
-    genReqId: () => crypto.randomUUID(),
+    // x-request-id is taken only when it is a valid id (see request-context.ts), else made here.
+    requestIdHeader: false,
+    genReqId: (req) => requestIdFrom(req.headers),
   }) as unknown as FastifyInstance;
 
   await app.register(swagger, {
@@ -45,6 +47,9 @@ export async function createHttpApp(opts: HttpAppOptions): Promise<FastifyInstan
       return reply.code(422).send({ detail: `${where} ${v?.message ?? 'is invalid'}${extra}` });
     }
     const status = fe.statusCode ?? 500;
+    if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      return reply.code(413).send({ detail: `request body is larger than the limit of ${app.initialConfig.bodyLimit} bytes` });
+    }
     if (status >= 400 && status < 500) {
       return reply.code(status === 406 ? 415 : status).send({ detail: fe.message.split('\n')[0] });
     }
@@ -57,11 +62,17 @@ export async function createHttpApp(opts: HttpAppOptions): Promise<FastifyInstan
   return app;
 }
 
+/** Only media a browser plays without running anything may be shown inline; everything else is a download. */
+const INLINE_SAFE = /^(audio|video)\/[a-z0-9.+-]+$/i;
+
 /**
  * Sends a file as a download, honouring a single `Range: bytes=a-b`. The content type is
  * what the service knows the file to be; `nosniff` stops browsers from guessing otherwise.
+ * `inline` is honoured for audio and video only: HTML, SVG or text is never rendered in
+ * the service's origin.
  */
 export async function sendFile(req: FastifyRequest, reply: FastifyReply, file: string, contentType: string, filename: string, inline = false): Promise<FastifyReply> {
+  inline = inline && INLINE_SAFE.test(contentType.split(';')[0]!.trim());
   const stat = await fs.promises.stat(file);
   const size = stat.size;
   const ascii = filename.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
@@ -69,6 +80,7 @@ export async function sendFile(req: FastifyRequest, reply: FastifyReply, file: s
     .header('content-type', contentType)
     .header('accept-ranges', 'bytes')
     .header('x-content-type-options', 'nosniff')
+    .header('content-security-policy', "default-src 'none'; sandbox")
     .header('content-disposition', `${inline ? 'inline' : 'attachment'}; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename)}`)
     .header('last-modified', stat.mtime.toUTCString());
   const range = req.headers.range;

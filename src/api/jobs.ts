@@ -25,12 +25,12 @@ export async function jobRoutes(app: FastifyInstance, opts: { service: JobServic
       schema: {
         summary: 'Create a job',
         description:
-          'Validates the document upload, then the reference uploads; builds config_json; stores the job as pending; dispatches the worker task with the job id and stores its id as worker_task_id. Unknown fields → 422; a missing upload → 404; a pipeline or format this install cannot produce → 422.',
+          'Refuses with 429 when the calling token already has LECTERN_MAX_ACTIVE_JOBS pending or running jobs. Validates the document upload, then the reference uploads; builds config_json (with created_by, the token name, and request_id); stores the job as pending; dispatches the worker task with the job id and stores its id as worker_task_id. Unknown fields → 422; a missing upload → 404; a pipeline or format this install cannot produce → 422.',
         body: JobCreateRequest,
-        response: { 201: { $ref: 'JobResponse#' }, ...errors(400, 404, 422) },
+        response: { 201: { $ref: 'JobResponse#' }, ...errors(400, 404, 422, 429) },
       },
     },
-    async (req, reply) => reply.code(201).send(jobResponse(await service.create(req.body as CreateBody))),
+    async (req, reply) => reply.code(201).send(jobResponse(await service.create(req.body as CreateBody, { owner: req.tokenName, requestId: req.id }))),
   );
 
   app.get(
@@ -136,7 +136,8 @@ export async function jobRoutes(app: FastifyInstance, opts: { service: JobServic
       const job = await service.get((req.params as Params).job_id);
       reply.hijack();
       const res = reply.raw;
-      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+      // Headers set by the hooks (X-Request-Id, CORS) are not sent by a hijacked reply on their own.
+      res.writeHead(200, { ...(reply.getHeaders() as Record<string, string | string[] | number>), 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
       const send = (event: string, data: unknown) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
       send('snapshot', jobResponse(job));
       let closed = false;

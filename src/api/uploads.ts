@@ -10,6 +10,7 @@ import { badRequest, conflict, notFound, tooLarge, unsupportedType } from '../er
 import type { Stores, UploadRecord } from '../jobs/types.ts';
 import { sniff, SNIFF_BYTES } from '../media/sniff.ts';
 import { isId, type Storage } from '../storage.ts';
+import { sendFile } from './http.ts';
 import { Detail, errors, UploadParams } from './schemas.ts';
 
 export interface UploadRoutesOptions {
@@ -104,6 +105,26 @@ export async function uploadRoutes(app: FastifyInstance, opts: UploadRoutesOptio
     '/api/uploads/:upload_id',
     { schema: { summary: 'Read an upload record', params: UploadParams, response: { 200: { $ref: 'UploadResponse#' }, ...errors(404) } } },
     async (req) => publicUpload(await getUpload(stores, (req.params as { upload_id: string }).upload_id)),
+  );
+
+  app.get(
+    '/api/uploads/:upload_id/file',
+    {
+      schema: {
+        summary: 'Download the uploaded bytes',
+        description:
+          'Always an attachment, with the content type detected from the bytes at upload (never the one the client sent), X-Content-Type-Options: nosniff and a sandboxing Content-Security-Policy; the file name keeps the original stem with the detected extension. HTTP Range is supported.',
+        params: UploadParams,
+        response: { 200: { type: 'string', format: 'binary' }, 206: { type: 'string', format: 'binary' }, ...errors(404, 416) },
+      },
+    },
+    async (req, reply) => {
+      const u = await getUpload(stores, (req.params as { upload_id: string }).upload_id);
+      const file = storage.resolve(u.path);
+      const ext = path.extname(file);
+      const stem = path.parse(u.original_name).name.replace(/[^\p{L}\p{N}._ -]+/gu, '_').slice(0, 120) || 'upload';
+      return sendFile(req, reply, file, u.content_type, `${stem}${ext}`);
+    },
   );
 
   app.delete(

@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import type { JobStore } from '../jobs/types.ts';
 import type { Logger } from '../log.ts';
 import type { Storage } from '../storage.ts';
+import { withRequestId } from '../request-context.ts';
 import { VoiceLibrary, type PreviewRequest } from '../voices/library.ts';
 import { sendFile } from './http.ts';
 import { errors } from './schemas.ts';
@@ -51,6 +52,8 @@ export interface VoiceRoutesOptions {
   log: Logger;
   modelsDir: string;
   gpuServerUrls: string[];
+  /** Bearer token for the GPU servers (ServiceConfig.gpuServerToken). */
+  gpuServerToken?: string | null;
   /** Engine for previews with neither a voice nor a reference clip (ServiceConfig.tts.backend). */
   ttsBackend?: string;
   voicesDir?: string;
@@ -60,6 +63,7 @@ export async function voiceRoutes(app: FastifyInstance, opts: VoiceRoutesOptions
   const library = new VoiceLibrary({
     modelsDir: opts.modelsDir,
     gpuServerUrls: opts.gpuServerUrls,
+    gpuServerToken: opts.gpuServerToken,
     defaultEngine: opts.ttsBackend,
     voicesDir: opts.voicesDir,
     jobs: opts.jobs,
@@ -110,7 +114,7 @@ export async function voiceRoutes(app: FastifyInstance, opts: VoiceRoutesOptions
       },
     },
     async (req, reply) => {
-      const a = await library.preview(req.body as PreviewRequest);
+      const a = await withRequestId(req.id, () => library.preview(req.body as PreviewRequest));
       if (a.text) reply.header('x-preview-text', encodeURIComponent(a.text));
       return sendFile(req, reply, a.file, a.contentType, a.filename, true);
     },

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import { currentRequestId, REQUEST_ID_HEADER } from '../request-context.ts';
 import { GpuServerError, GpuServerTimeout, GpuServerUnreachable } from './errors.ts';
 
 export interface CallOptions {
@@ -30,6 +31,9 @@ export async function call<T>(serverUrl: string, opts: CallOptions, handle: (res
   const signal = AbortSignal.timeout(opts.timeoutMs);
   const headers: Record<string, string> = { ...opts.headers };
   if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+  // The job's request id, when this call is made on behalf of one (see request-context.ts).
+  const requestId = currentRequestId();
+  if (requestId && !headers[REQUEST_ID_HEADER]) headers[REQUEST_ID_HEADER] = requestId;
   try {
     const res = await fetch(`${serverUrl}${opts.path}`, { method: opts.method, body: opts.body, headers, signal });
     if (!res.ok) throw new GpuServerError(serverUrl, name, res.status, await errorDetail(res));

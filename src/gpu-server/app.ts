@@ -8,6 +8,8 @@ import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { GpuServerConfig } from '../config.ts';
 import { HttpError, invalid, notReady, tooLarge, unsupportedType } from '../errors.ts';
 import type { Logger } from '../log.ts';
+import { requestIdFrom } from '../request-context.ts';
+import { installSecurity } from '../security/http.ts';
 import { decodeAudio, ffprobe } from '../media/ffmpeg.ts';
 import { LipsyncUnavailableError, createLipsyncProvider, installedLipsyncProviders, lipsyncUnavailableReason, type LipsyncProviderOptions } from '../speech/lipsync/registry.ts';
 import type { LipsyncProvider } from '../speech/lipsync/types.ts';
@@ -30,8 +32,6 @@ export interface GpuServerOptions {
   lipsyncCommandTimeoutMs?: number;
   /** Lip-sync generations at once (default 1: a generator usually fills the device). */
   lipsyncConcurrency?: number;
-  /** Records in the lip-sync table before POST /lipsync answers 503 (default 1000). */
-  maxLipsyncJobs?: number;
   /** Model requests waiting (batcher + pool) before new ones get 503 (default max(256, workers × max-batch × 16)). */
   maxPendingRequests?: number;
   /** Transcriber registry name (default `auto`). */
@@ -55,7 +55,12 @@ export interface GpuServer {
   app: FastifyInstance;
   /** Loads the backend in every worker and the lip-sync provider; /health says `loading` until it resolves. */
   load(): Promise<void>;
-  close(): Promise<void>;
+  /**
+   * Stops taking work. With `graceMs` > 0 (SIGTERM), lip-sync jobs and requests in flight
+   * get that long to finish before the rest is cancelled; 0 cancels at once. The log says
+   * which lip-sync jobs finished and which were cancelled.
+   */
+  close(graceMs?: number): Promise<void>;
 }
 
 type SynthItem = SynthesisRequest;
@@ -139,7 +144,7 @@ export async function buildGpuServer(config: GpuServerSettings, log: Logger): Pr
   const lipsync = new LipsyncJobTable({
     dir: path.join(config.dataDir, 'lipsync'),
     ttlMs: config.lipsyncTtlMs,
-    maxJobs: config.maxLipsyncJobs ?? 1000,
+    maxJobs: config.maxLipsyncJobs,
     concurrency: config.lipsyncConcurrency ?? 1,
     onError: (id, err) => log.warn({ lipsync_id: id, err: (err as Error).message }, 'lip-sync generation failed'),
   });
@@ -173,7 +178,16 @@ export async function buildGpuServer(config: GpuServerSettings, log: Logger): Pr
     },
   });
 
-  const app = Fastify({ logger: false, bodyLimit: 1024 * 1024 });
+  // Fastify's own per-request lines are off: one line per answer below carries the request id instead.
+  const app = Fastify({ loggerInstance: log, disableRequestLogging: true, bodyLimit: 1024 * 1024, requestIdHeader: false, genReqId: (req) => requestIdFrom(req.headers) }) as unknown as FastifyInstance;
+  await installSecurity(app, { security: config.security, isProtected: (p) => p !== '/health' });
+  let draining = false;
+  const WORK_ROUTES = new Set(['/synthesize', '/transcribe', '/align', '/lipsync']);
+  app.addHook('onRequest', async (req, reply) => {
+    if (draining && req.method === 'POST' && WORK_ROUTES.has(req.url.split('?')[0]!)) {
+      return reply.code(503).header('Retry-After', '1').send({ detail: 'the server is shutting down; send the request to another server' });
+    }
+  });
   await app.register(multipart, { limits: { fileSize: config.maxUploadBytes, files: 4, fields: 16, fieldSize: 1024 * 1024 } });
 
   app.setErrorHandler((err: Error & { statusCode?: number; code?: string }, req, reply) => {
@@ -192,7 +206,7 @@ export async function buildGpuServer(config: GpuServerSettings, log: Logger): Pr
       status = err.code === 'FST_REQ_FILE_TOO_LARGE' || err.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 413 : err.statusCode;
       detail = status === 413 ? `upload too large (limit ${config.maxUploadBytes} bytes)` : err.message;
     }
-    if (status >= 500 && status !== 503) log.error({ err, url: req.url }, 'request failed');
+    if (status >= 500 && status !== 503) req.log.error({ err, url: req.url }, 'request failed');
     if (status === 503) reply.header('Retry-After', '1');
     if (status === 413 && req.isMultipart()) reply.header('Connection', 'close'); // the rest of the body is not read
     void reply.status(status).send({ detail });
@@ -202,6 +216,10 @@ export async function buildGpuServer(config: GpuServerSettings, log: Logger): Pr
   });
   app.addHook('onResponse', async (req, reply) => {
     const route = req.routeOptions.url ?? 'unmatched';
+    // req.log carries reqId (the caller's x-request-id: the job's request for worker calls) and the token name.
+    if (route !== '/health' && route !== '/metrics') {
+      req.log.info({ method: req.method, url: req.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request completed');
+    }
     metrics.requests.inc({ route, method: req.method, status: String(reply.statusCode) });
     metrics.latency.observe({ route }, reply.elapsedTime);
   });
@@ -382,6 +400,7 @@ export async function buildGpuServer(config: GpuServerSettings, log: Logger): Pr
       if (!a || !a.streams.some((s) => s.codec_type === 'audio')) throw unsupportedType('file "audio" is not audio that ffmpeg can decode');
       if (!v || !v.streams.some((s) => s.codec_type === 'video')) throw unsupportedType('file "reference_video" is not a video that ffmpeg can decode');
       const view = lipsync.submit({ id, dir, provider, preset, audioPath, referenceVideoPath: videoPath });
+      req.log.info({ lipsync_id: view.lipsync_id, provider: provider.name, preset }, 'lip-sync job accepted');
       return reply.status(202).send({ lipsync_id: view.lipsync_id, status: view.status });
     } catch (e) {
       lipsync.release(dir);
@@ -392,7 +411,11 @@ export async function buildGpuServer(config: GpuServerSettings, log: Logger): Pr
   app.get<{ Params: { id: string } }>('/lipsync/:id', async (req) => lipsync.get(req.params.id));
   app.get<{ Params: { id: string } }>('/lipsync/:id/result', async (req, reply) => {
     const file = lipsync.resultPath(req.params.id);
-    return reply.type('video/mp4').send(createReadStream(file));
+    return reply
+      .type('video/mp4')
+      .header('x-content-type-options', 'nosniff')
+      .header('content-disposition', `attachment; filename="${req.params.id}.mp4"`)
+      .send(createReadStream(file));
   });
   app.post<{ Params: { id: string } }>('/lipsync/:id/cancel', async (req) => lipsync.cancel(req.params.id));
   app.delete<{ Params: { id: string } }>('/lipsync/:id', async (req) => {
@@ -419,10 +442,26 @@ export async function buildGpuServer(config: GpuServerSettings, log: Logger): Pr
         throw e;
       }
     },
-    async close() {
-      batcher.close();
+    async close(graceMs = 0) {
+      draining = true;
+      const t0 = Date.now();
+      const { finished, cancelled } = await lipsync.drain(graceMs);
+      if (finished.length > 0) log.info({ lipsync_jobs: finished }, 'shutdown: lip-sync jobs finished before exit');
+      if (cancelled.length > 0) log.warn({ lipsync_ids: cancelled }, 'shutdown: lip-sync jobs cancelled (grace period over)');
+      if (graceMs > 0) {
+        // Requests in flight keep the batcher and the pool until they finish or the grace ends.
+        const force = setTimeout(() => {
+          batcher.close();
+          app.server.closeAllConnections();
+        }, Math.max(0, graceMs - (Date.now() - t0)));
+        await app.close();
+        clearTimeout(force);
+        batcher.close();
+      } else {
+        batcher.close();
+        await app.close();
+      }
       await lipsync.close();
-      await app.close();
       await pool.close();
     },
   };

@@ -20,5 +20,5 @@ export async function startGpuServer(config: GpuServerSettings, log: Logger): Pr
   }
   const url = address.replace('[::1]', '127.0.0.1');
   log.info({ url }, 'GPU server listening');
-  return { url, close: () => server.close() };
+  return { url, close: () => server.close(config.shutdownGraceMs) };
 }

@@ -60,6 +60,7 @@ export class LipsyncJobTable {
   private readonly jobs = new Map<string, Job>();
   private readonly queue: PQueue;
   private readonly sweeper: NodeJS.Timeout;
+  private draining = false;
 
   constructor(private readonly opts: LipsyncTableOptions) {
     this.queue = new PQueue({ concurrency: opts.concurrency });
@@ -70,6 +71,7 @@ export class LipsyncJobTable {
 
   /** A fresh job directory for the uploads, before the job is submitted. */
   allocate(): { id: string; dir: string } {
+    if (this.draining) throw notReady('the server is shutting down; submit the lip-sync job to another server');
     this.sweep();
     if (this.jobs.size >= this.opts.maxJobs && !this.evictOldestFinished()) {
       throw notReady(`the lip-sync job table is full (${this.opts.maxJobs} jobs); delete finished jobs or retry later`);
@@ -228,6 +230,29 @@ export class LipsyncJobTable {
       started_at: iso(j.startedAt),
       finished_at: iso(j.finishedAt),
     };
+  }
+
+  /**
+   * Shutdown, first step: takes no new jobs, gives those queued or running up to `graceMs`
+   * to finish (and a finished result the time to be fetched), then cancels the rest.
+   * Returns which finished and which were cancelled, for the log.
+   */
+  async drain(graceMs: number): Promise<{ finished: Array<{ id: string; status: LipsyncState }>; cancelled: string[] }> {
+    this.draining = true;
+    const inFlight = [...this.jobs.values()].filter((j) => j.status === 'queued' || j.status === 'running');
+    const settled = () => inFlight.every((j) => !this.jobs.has(j.id) || (FINISHED.includes(j.status) && (j.status !== 'done' || j.fetched)));
+    const deadline = Date.now() + graceMs;
+    while (!settled() && Date.now() < deadline) await new Promise((r) => setTimeout(r, Math.min(50, Math.max(1, deadline - Date.now()))));
+    const cancelled: string[] = [];
+    for (const j of inFlight) {
+      if (j.status === 'queued' || j.status === 'running') {
+        if (this.jobs.has(j.id)) this.cancel(j.id);
+        else j.controller.abort();
+        cancelled.push(j.id);
+      }
+    }
+    const finished = inFlight.filter((j) => !cancelled.includes(j.id)).map((j) => ({ id: j.id, status: j.status }));
+    return { finished, cancelled };
   }
 
   async close(): Promise<void> {

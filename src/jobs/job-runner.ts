@@ -6,6 +6,7 @@ import type { ServiceConfig } from '../config.ts';
 import { oneLine } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { loadPipeline } from '../pipelines/registry.ts';
+import { withRequestId } from '../request-context.ts';
 import { JobCancelled, type PipelineContext, type PipelineInput } from '../pipelines/types.ts';
 import { createGpuClient } from '../gpu-client/index.ts';
 import { createPresenterGenerator, type PresenterHandle } from '../pipelines/presenter.ts';
@@ -58,7 +59,7 @@ async function defaultSpeech(config: ServiceConfig, log: Logger): Promise<Speech
   if (config.gpuServerUrls.length === 0) {
     return createLocalSpeech(config.tts.backend, { modelsDir: config.modelsDir, device: 'cpu', voice: config.tts.voice });
   }
-  const client = createGpuClient({ urls: config.gpuServerUrls, log });
+  const client = createGpuClient({ urls: config.gpuServerUrls, token: config.gpuServerToken ?? undefined, log });
   try {
     return await createRemoteSpeech(client);
   } catch (e) {
@@ -68,9 +69,15 @@ async function defaultSpeech(config: ServiceConfig, log: Logger): Promise<Speech
 }
 
 export async function runJob(jobId: string, task: TaskContext, opts: WorkerOptions, getSpeech: () => Promise<Speech>): Promise<void> {
+  const existing = await opts.stores.jobs.getJob(jobId);
+  // The id of the API request that created the job: on every log line of this run and on every GPU server call it makes.
+  const requestId = typeof existing?.config_json.request_id === 'string' ? existing.config_json.request_id : null;
+  const log = opts.log.child({ job_id: jobId, task_id: task.taskId, attempt: task.attempt, ...(requestId ? { request_id: requestId } : {}) });
+  return withRequestId(requestId, () => runJobWith(existing, jobId, task, opts, getSpeech, log));
+}
+
+async function runJobWith(existing: JobRecord | null, jobId: string, task: TaskContext, opts: WorkerOptions, getSpeech: () => Promise<Speech>, log: Logger): Promise<void> {
   const { stores, storage } = opts;
-  const log = opts.log.child({ job_id: jobId, task_id: task.taskId, attempt: task.attempt });
-  const existing = await stores.jobs.getJob(jobId);
   if (!existing) return log.info('job no longer exists; nothing to do');
   if (existing.status !== 'pending' && existing.status !== 'running') return log.info({ status: existing.status }, 'job already finished');
 

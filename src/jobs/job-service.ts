@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { conflict, invalid, notFound } from '../errors.ts';
+import { conflict, HttpError, invalid, notFound } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { pipelineAccepts, PIPELINE_OUTPUTS } from '../pipelines/registry.ts';
 import { isId, type Storage } from '../storage.ts';
@@ -41,16 +41,53 @@ export function contentTypeFor(file: string): string {
   return CONTENT_TYPES[path.extname(file).toLowerCase()] ?? 'application/octet-stream';
 }
 
+/** Who asked for a job: recorded with it, so limits can count per token and logs can follow it. */
+export interface Requester {
+  /** Token name; null with authentication off. */
+  owner: string | null;
+  /** The API request's id; the worker's log lines and GPU calls carry it. */
+  requestId: string | null;
+}
+
+export interface JobServiceOptions {
+  /** Pending + running jobs one owner may have at once; 0 → no limit. */
+  maxActiveJobsPerOwner?: number;
+  /** Whether jobs may clone a voice from a reference clip: only GPU servers run cloning backends. */
+  cloning?: boolean;
+}
+
 export class JobService {
+  /** Creations in progress per owner: the count-then-insert below must not interleave (per process). */
+  private readonly creating = new Map<string, Promise<unknown>>();
+
   constructor(
     private readonly stores: Stores,
     private readonly storage: Storage,
     private readonly log: Logger,
-    /** Whether jobs may clone a voice from a reference clip: only GPU servers run cloning backends. */
-    private readonly opts: { cloning: boolean } = { cloning: false },
+    private readonly opts: JobServiceOptions = {},
   ) {}
 
-  async create(req: JobCreateRequest): Promise<JobRecord> {
+  async create(req: JobCreateRequest, by: Requester = { owner: null, requestId: null }): Promise<JobRecord> {
+    const limit = this.opts.maxActiveJobsPerOwner ?? 0;
+    if (limit <= 0) return this.createUnlimited(req, by);
+    const key = by.owner ?? '';
+    const prev = this.creating.get(key) ?? Promise.resolve();
+    const run = prev.catch(() => undefined).then(async () => {
+      const active = await this.stores.jobs.countActiveJobs(by.owner);
+      if (active >= limit) {
+        throw new HttpError(429, `too many active jobs: ${active} pending or running${by.owner ? ` for token "${by.owner}"` : ''}, the limit is ${limit}; wait for one to finish or delete one`);
+      }
+      return this.createUnlimited(req, by);
+    });
+    this.creating.set(key, run);
+    try {
+      return await run;
+    } finally {
+      if (this.creating.get(key) === run) this.creating.delete(key);
+    }
+  }
+
+  private async createUnlimited(req: JobCreateRequest, by: Requester): Promise<JobRecord> {
     // 1. The document must exist (every pipeline reads a document).
     const doc = await this.upload(req.uploaded_file_id, 'uploaded_file_id');
     if (doc.kind !== 'document') throw invalid(`uploaded_file_id ${doc.id} is ${doc.kind}, not a document`);
@@ -84,6 +121,8 @@ export class JobService {
       title: req.title ?? null,
       options: { ...req.options, format, speed: req.options?.speed ?? 1 },
       document: { original_name: doc.original_name, content_type: doc.content_type },
+      created_by: by.owner,
+      request_id: by.requestId,
     };
     // 4. The record, pending.
     const id = randomUUID();
@@ -98,7 +137,7 @@ export class JobService {
       await this.stores.jobs.updateJob(id, { status: 'failed', error: 'could not dispatch the job to the queue', finished_at: new Date().toISOString() });
       throw err;
     }
-    this.log.info({ job_id: id, pipeline: req.pipeline_type, task: job.worker_task_id }, 'job created');
+    this.log.info({ job_id: id, pipeline: req.pipeline_type, task: job.worker_task_id, request_id: by.requestId, token_name: by.owner }, 'job created');
     return job;
   }
 

@@ -159,6 +159,18 @@ export class KyselyJobStore implements JobStore {
     return Number(r.numDeletedRows) > 0;
   }
 
+  async countActiveJobs(owner: string | null): Promise<number> {
+    const createdBy =
+      this.conn.dialect === 'postgres' ? sql<string | null>`config_json->>'created_by'` : sql<string | null>`json_extract(config_json, '$.created_by')`;
+    const r = await this.db
+      .selectFrom('jobs')
+      .where('status', 'in', ['pending', 'running'])
+      .where(owner === null ? sql<boolean>`${createdBy} is null` : sql<boolean>`${createdBy} = ${owner}`)
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirstOrThrow();
+    return Number(r.n);
+  }
+
   async countJobsUsingUpload(uploadId: string): Promise<number> {
     const q =
       this.conn.dialect === 'postgres'

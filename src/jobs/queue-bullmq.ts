@@ -39,6 +39,8 @@ export class BullTaskQueue implements TaskQueue {
   private readonly queue: Queue<TaskData>;
   private worker: Worker<TaskData> | null = null;
   private readonly running = new Map<string, Running>();
+  /** Handler runs in this process by task id, so a redelivered task joins its run instead of starting a second. */
+  private readonly runs = new Map<string, Promise<Outcome>>();
   private closing = false;
   private closeStarted: Promise<void> | null = null;
   private releaseGrace: () => void = () => undefined;
@@ -74,17 +76,32 @@ export class BullTaskQueue implements TaskQueue {
       QUEUE_NAME,
       async (job, token) => {
         const taskId = job.id!;
+        const already = this.runs.get(taskId);
+        if (already) {
+          // This process's event loop was blocked past the lock, and the stalled check handed the
+          // task out again, here. Its first run is still going: wait for it rather than run the job twice at once.
+          this.opts.log?.warn({ taskId, jobId: job.data.jobId }, 'task redelivered while it still runs in this process; joining that run');
+          let outcome = await Promise.race([already, this.closeRequested]);
+          if (outcome === CLOSING) outcome = await Promise.race([already, this.graceOver]);
+          if (outcome === OK) return;
+          if (outcome === CLOSING || this.closing) {
+            await job.moveToWait(token);
+            throw new WaitingError();
+          }
+          throw outcome.err;
+        }
         const controller = new AbortController();
         this.running.set(taskId, { controller });
+        const run: Promise<Outcome> = handler(job.data.jobId, {
+          taskId,
+          attempt: Math.max(1, job.attemptsStarted),
+          signal: controller.signal,
+        }).then(
+          () => OK,
+          (err: unknown) => ({ err }),
+        );
+        this.runs.set(taskId, run);
         try {
-          const run: Promise<Outcome> = handler(job.data.jobId, {
-            taskId,
-            attempt: Math.max(1, job.attemptsStarted),
-            signal: controller.signal,
-          }).then(
-            () => OK,
-            (err: unknown) => ({ err }),
-          );
           let outcome = await Promise.race([run, this.closeRequested]);
           // While closing, a handler that ignores its signal does not hold the shutdown forever.
           if (outcome === CLOSING) outcome = await Promise.race([run, this.graceOver]);
@@ -96,6 +113,7 @@ export class BullTaskQueue implements TaskQueue {
           throw outcome.err;
         } finally {
           this.running.delete(taskId);
+          if (this.runs.get(taskId) === run) this.runs.delete(taskId);
         }
       },
       {

@@ -137,16 +137,23 @@ export class SqliteTaskQueue implements TaskQueue {
     }
   }
 
-  /** One statement, so two consumers never lease the same task; an expired lease counts as free. */
+  /**
+   * One statement, so two consumers never lease the same task; an expired lease counts as free,
+   * except one this process holds itself: a lease that lapsed because this event loop was
+   * blocked (a busy machine) is still being worked on here, and its next heartbeat renews it.
+   * Taking it again would run the same job twice at once.
+   */
   private async lease(): Promise<{ id: string; job_id: string; attempts: number; owner: string } | null> {
     const owner = randomUUID();
     const now = Date.now();
+    const mine = [...this.running.keys()].map(Number);
+    const notMine = mine.length > 0 ? sql`and id not in (${sql.join(mine)})` : sql``;
     const row = await sql<{ id: number; job_id: string; attempts: number }>`
       update queue_tasks
          set state = 'leased', owner = ${owner}, lease_until = ${now + this.opts.leaseMs},
              attempts = attempts + 1, updated_at = ${new Date(now).toISOString()}
        where id = (select id from queue_tasks
-                    where state = 'queued' or (state = 'leased' and lease_until < ${now})
+                    where (state = 'queued' or (state = 'leased' and lease_until < ${now})) ${notMine}
                     order by id limit 1)
       returning id, job_id, attempts`.execute(this.db);
     const r = row.rows[0];

@@ -72,6 +72,8 @@ export interface JobStore {
   /** Shallow-merges keys into config_json atomically (concurrent mergers never lose each other's keys). */
   mergeConfig(id: string, patch: Record<string, unknown>): Promise<JobRecord | null>;
   deleteJob(id: string): Promise<boolean>;
+  /** Pending + running jobs whose config_json.created_by is `owner` (null: jobs created without authentication). */
+  countActiveJobs(owner: string | null): Promise<number>;
   /** Number of jobs whose upload_ids contain this upload. */
   countJobsUsingUpload(uploadId: string): Promise<number>;
 

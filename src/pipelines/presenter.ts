@@ -68,7 +68,7 @@ async function localPresenter(config: ServiceConfig): Promise<PresenterHandle> {
 }
 
 function remotePresenter(config: ServiceConfig, log: Logger): PresenterHandle {
-  const client = createGpuClient({ urls: config.gpuServerUrls, log });
+  const client = createGpuClient({ urls: config.gpuServerUrls, token: config.gpuServerToken ?? undefined, log });
   const provider = config.lipsync.provider === 'auto' ? undefined : config.lipsync.provider;
   return {
     where: `remote:${config.gpuServerUrls.join(',')}`,

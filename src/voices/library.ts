@@ -56,6 +56,8 @@ export interface VoiceLibraryOptions {
   /** Samples and previews are cached under here (data dir/cache). */
   cacheDir: string;
   gpuServerUrls: string[];
+  /** Bearer token sent to the GPU servers. */
+  gpuServerToken?: string | null;
   /** Engine for previews with neither a voice nor a reference (ServiceConfig.tts.backend). */
   defaultEngine?: string;
   voicesDir?: string;
@@ -80,7 +82,7 @@ export class VoiceLibrary {
     this.manifest = new VoiceManifest(opts.voicesDir ?? DEFAULT_VOICES_DIR);
     this.engines = new LocalEngines(opts.modelsDir);
     this.ownsGpu = opts.gpuClient === undefined && opts.gpuServerUrls.length > 0;
-    this.gpu = opts.gpuClient ?? (opts.gpuServerUrls.length > 0 ? createGpuClient({ urls: opts.gpuServerUrls, log: opts.log }) : null);
+    this.gpu = opts.gpuClient ?? (opts.gpuServerUrls.length > 0 ? createGpuClient({ urls: opts.gpuServerUrls, token: opts.gpuServerToken ?? undefined, log: opts.log }) : null);
   }
 
   /**

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { loadGpuServerConfig } from '../../src/config.ts';
-import { createLogger } from '../../src/log.ts';
+import { createLogger, type Logger } from '../../src/log.ts';
 import { buildGpuServer, type GpuServer, type GpuServerSettings } from '../../src/gpu-server/index.ts';
 import { tinySquareModel } from './gpu-tiny-onnx.ts';
 import { TINY_MODEL_FILE } from './gpu-onnx-test-backend.ts';
@@ -24,7 +24,7 @@ export function tempModelsDir(withModel = true): string {
   return dir;
 }
 
-export async function startTestGpuServer(over: Partial<GpuServerSettings> = {}, opts: { load?: boolean } = {}): Promise<RunningGpuServer> {
+export async function startTestGpuServer(over: Partial<GpuServerSettings> = {}, opts: { load?: boolean; log?: Logger } = {}): Promise<RunningGpuServer> {
   const tmp = tempModelsDir();
   const config: GpuServerSettings = {
     ...loadGpuServerConfig({}, {}),
@@ -38,7 +38,7 @@ export async function startTestGpuServer(over: Partial<GpuServerSettings> = {}, 
     lipsyncCommand: null,
     ...over,
   };
-  const server = await buildGpuServer(config, createLogger('silent', 'gpu-test'));
+  const server = await buildGpuServer(config, opts.log ?? createLogger('silent', 'gpu-test'));
   const url = await server.app.listen({ host: '127.0.0.1', port: 0 });
   if (opts.load !== false) await server.load();
   return {
