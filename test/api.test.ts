@@ -109,7 +109,8 @@ describe.each(MODES)('job API (%s)', (mode) => {
       await bad({ pipeline_type: 'audio', uploaded_file_id: docId, ref_audio_file_id: docId }, 422, /not audio/);
       const wav = await upload(url, 'jfk.wav', fs.readFileSync(path.join(FIX, 'speech/jfk.wav')));
       await bad({ pipeline_type: 'audio', uploaded_file_id: wav.body.id }, 422, /not a document/);
-      await bad({ pipeline_type: 'highlight', uploaded_file_id: docId }, 422, /not available/);
+      await bad({ pipeline_type: 'audio', uploaded_file_id: docId, options: { format: 'mp4' } }, 422, /not an output of the audio pipeline/);
+      await bad({ pipeline_type: 'lipsync', uploaded_file_id: docId }, 422, /presenter video/);
       const r = await fetch(`${url}/api/jobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"pipeline_type":' });
       expect(r.status).toBe(400);
       expect(((await r.json()) as { detail: string }).detail).toBeTruthy();
@@ -167,7 +168,8 @@ describe.each(MODES)('job API (%s)', (mode) => {
       expect(tl.status).toBe(200);
       expect(tl.headers.get('content-type')).toBe('application/json');
       expect(tl.headers.get('x-content-type-options')).toBe('nosniff');
-      expect(tl.headers.get('content-disposition')).toMatch(/^inline/);
+      // Only audio and video play inline; the reader fetches the rest, so it is an attachment.
+      expect(tl.headers.get('content-disposition')).toMatch(/^attachment/);
       expect(await tl.json()).toEqual(timeline);
       const vtt = await fetch(`${url}/api/jobs/${job.id}/files/narration.vtt`);
       expect(vtt.headers.get('content-type')).toBe('text/vtt; charset=utf-8');
