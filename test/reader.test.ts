@@ -4,6 +4,7 @@
 // seeks there, the keyboard works. Screenshots go to test-output/.
 import fs from 'node:fs';
 import path from 'node:path';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningService } from '../src/service.ts';
 import type { TimelineWord } from '../src/pipelines/narrate-document.ts';
@@ -29,6 +30,8 @@ const PDF = makePdf({
 });
 const MARKDOWN = '# A Short Walk\n\nWe left at dawn and **walked** to the old mill by the river.\n\n## The Mill\n\n- The wheel was still.\n- Nobody was there.\n';
 const OUT = path.resolve('test-output');
+/** A property of the page's <audio> element (strings keep DOM types out of the Node typecheck). */
+const audio = (page: Page, prop: 'currentTime' | 'playbackRate') => page.evaluate(`document.getElementById('audio').${prop}`) as Promise<number>;
 
 describe('offline reader through the API (embedded)', () => {
   let t: TestEnv;
@@ -89,13 +92,13 @@ describe('offline reader through the API (embedded)', () => {
       expect(await page.getByRole('button', { name: 'Play' }).count()).toBe(1);
 
       await page.getByRole('button', { name: 'Play' }).click();
-      await page.waitForFunction(() => (document.getElementById('audio') as HTMLAudioElement).currentTime > 0.9, null, { timeout: 15_000 });
+      await page.waitForFunction("document.getElementById('audio').currentTime > 0.9", null, { timeout: 15_000 });
       const first = Number(await page.locator('.w.current').first().getAttribute('data-i'));
-      await page.waitForFunction((k) => Number(document.querySelector('.w.current')?.getAttribute('data-i')) > k, first, { timeout: 15_000 });
+      await page.waitForFunction(`Number(document.querySelector('.w.current')?.getAttribute('data-i')) > ${first}`, null, { timeout: 15_000 });
       const later = Number(await page.locator('.w.current').first().getAttribute('data-i'));
       expect(later).toBeGreaterThan(first);
       // The lit word is the one being heard.
-      const t1 = await page.evaluate(() => (document.getElementById('audio') as HTMLAudioElement).currentTime);
+      const t1 = await audio(page, 'currentTime');
       const lit = Number(await page.locator('.w.current').first().getAttribute('data-i'));
       expect(timeline[lit]!.start).toBeLessThanOrEqual(t1 + 0.05);
       expect(timeline[lit + 1]?.start ?? Infinity).toBeGreaterThan(t1 - 0.3);
@@ -103,22 +106,22 @@ describe('offline reader through the API (embedded)', () => {
 
       // Pause (space), then click a word on page 2: the narration seeks to it and it lights up.
       await page.keyboard.press('Space');
-      await page.waitForFunction(() => (document.getElementById('audio') as HTMLAudioElement).paused);
+      await page.waitForFunction("document.getElementById('audio').paused");
       const target = timeline.findIndex((w) => w.page === 2 && w.word === 'water');
       await page.locator(`.box[data-i="${target}"]`).first().click();
-      const afterClick = await page.evaluate(() => (document.getElementById('audio') as HTMLAudioElement).currentTime);
+      const afterClick = await audio(page, 'currentTime');
       expect(Math.abs(afterClick - timeline[target]!.start)).toBeLessThan(0.05);
       expect(await page.locator('.w.current').first().getAttribute('data-i')).toBe(String(target));
       expect(await page.locator('.w.current').first().getAttribute('aria-current')).toBe('true');
 
       // Keyboard: + speeds up, ← goes back 5 s, ↓ steps to the next word.
       await page.keyboard.press('+');
-      expect(await page.evaluate(() => (document.getElementById('audio') as HTMLAudioElement).playbackRate)).toBe(1.25);
+      expect(await audio(page, 'playbackRate')).toBe(1.25);
       expect(await page.locator('#speed').inputValue()).toBe('1.25');
       await page.keyboard.press('ArrowDown');
       expect(await page.locator('.w.current').first().getAttribute('data-i')).toBe(String(target + 1));
       await page.keyboard.press('ArrowLeft');
-      const back = await page.evaluate(() => (document.getElementById('audio') as HTMLAudioElement).currentTime);
+      const back = await audio(page, 'currentTime');
       expect(Math.abs(back - Math.max(0, timeline[target + 1]!.start - 5))).toBeLessThan(0.05);
       await page.locator(`.box[data-i="${target}"]`).first().click();
       await page.screenshot({ path: path.join(OUT, 'reader-pdf-clicked.png') });
@@ -142,9 +145,9 @@ describe('offline reader through the API (embedded)', () => {
       expect(await page.locator('.w[data-i]').count()).toBe(timeline.length);
       const mill = timeline.findIndex((w) => w.word === 'mill');
       await page.locator(`.w[data-i="${mill}"]`).click();
-      expect(Math.abs((await page.evaluate(() => (document.getElementById('audio') as HTMLAudioElement).currentTime)) - timeline[mill]!.start)).toBeLessThan(0.05);
+      expect(Math.abs((await audio(page, 'currentTime')) - timeline[mill]!.start)).toBeLessThan(0.05);
       await page.getByRole('button', { name: 'Play' }).click();
-      await page.waitForFunction((k) => Number(document.querySelector('.w.current')?.getAttribute('data-i')) > k, mill, { timeout: 15_000 });
+      await page.waitForFunction(`Number(document.querySelector('.w.current')?.getAttribute('data-i')) > ${mill}`, null, { timeout: 15_000 });
       await page.screenshot({ path: path.join(OUT, 'reader-markdown.png') });
     } finally {
       await browser.close();
