@@ -193,6 +193,7 @@ function highlightRect(ctx: SKRSContext2D, x: number, y: number, w: number, h: n
 async function pdfPainter(doc: DocumentModel, width: number, height: number): Promise<Painter> {
   const { renderPage, closeRendering } = await import('../documents/pdf.ts');
   const words = sourceWords(doc);
+  const byIndex = new Map(doc.pages.map((p) => [p.index, p]));
   let page = -1;
   let scaled: Canvas | null = null;
   let img = { width: 0, height: 0 };
@@ -213,7 +214,7 @@ async function pdfPainter(doc: DocumentModel, width: number, height: number): Pr
         page = w.page;
         scroll = 0;
       }
-      const p = doc.pages[page]!;
+      const p = byIndex.get(page)!;
       const boxes = i >= 0 ? (w.word.boxes ?? (w.word.box ? [w.word.box] : [])) : [];
       const norm = boxes.map((b) => ({ x: b.x / p.width!, y: b.y / p.height!, width: b.width / p.width!, height: b.height / p.height! }));
       const v = pdfView(img, { width, height }, norm[0] ?? null, scroll);
