@@ -8,7 +8,9 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningService } from '../src/service.ts';
 import type { TimelineWord } from '../src/pipelines/narrate-document.ts';
-import { readerData, readerHtml } from '../src/reader/build.ts';
+import { buildReaderZip, readerData, readerHtml } from '../src/reader/build.ts';
+import { ffmpeg } from '../src/media/ffmpeg.ts';
+import os from 'node:os';
 import { launchChromium, unzipTo } from './helpers/browser.ts';
 import { makePdf } from './helpers/make-documents.ts';
 import { json, readEvents, testEnv, upload, type TestEnv } from './helpers/service.ts';
@@ -180,4 +182,50 @@ describe('reader builder', () => {
     expect(html).toContain('id="presenter"');
     expect(html).toContain('src="presenter.mp4"');
   });
+});
+
+describe('reader with a presenter video', () => {
+  it('shows the presenter in a draggable window that follows the narration clock', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lectern-presenter-'));
+    const browser = await launchChromium();
+    try {
+      // A 4 s tone as the narration and a 4 s test picture as the presenter (made here with ffmpeg).
+      const mp3 = path.join(dir, 'n.mp3');
+      const mp4 = path.join(dir, 'p.mp4');
+      await ffmpeg(['-y', '-f', 'lavfi', '-i', 'sine=frequency=300:duration=4', '-c:a', 'libmp3lame', mp3]);
+      await ffmpeg(['-y', '-f', 'lavfi', '-i', 'testsrc=size=320x240:rate=25:duration=4', '-pix_fmt', 'yuv420p', '-c:v', 'libx264', '-preset', 'ultrafast', mp4]);
+      const text = ['One', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight'];
+      const words = text.map((w, i) => ({ word: w, start: i * 0.5, end: i * 0.5 + 0.4, page: 1, block: 0 }));
+      const zip = path.join(dir, 'reader.zip');
+      await buildReaderZip({ outPath: zip, title: 'Presenter', author: null, language: 'en', audioFile: mp3, words, duration: 4, pages: [{ number: 1, blocks: [{ kind: 'paragraph', words: text.map((t) => ({ text: t })) }] }], presenter: { videoFile: mp4 } });
+      const out = path.join(dir, 'out');
+      fs.mkdirSync(out);
+      expect((await unzipTo(zip, out)).sort()).toEqual(['index.html', 'narration.mp3', 'presenter.mp4']);
+      const page = await browser.context.newPage();
+      await page.goto(`file://${path.join(out, 'index.html')}`);
+      const win = page.getByRole('dialog', { name: 'Presenter video' });
+      const before = (await win.boundingBox())!;
+      const grip = (await page.locator('#presenter .grip').boundingBox())!;
+      await page.mouse.move(grip.x + 20, grip.y + grip.height / 2);
+      await page.mouse.down();
+      await page.mouse.move(grip.x - 280, grip.y - 300, { steps: 5 });
+      await page.mouse.up();
+      const after = (await win.boundingBox())!;
+      expect(before.x - after.x).toBeGreaterThan(250);
+      expect(before.y - after.y).toBeGreaterThan(250);
+      expect(await page.evaluate("getComputedStyle(document.getElementById('presenter')).resize")).toBe('both');
+      await page.getByRole('button', { name: 'Play' }).click();
+      await page.waitForFunction("document.getElementById('audio').currentTime > 1.5", null, { timeout: 15_000 });
+      const [a, v, paused] = (await page.evaluate("[document.getElementById('audio').currentTime, document.getElementById('presenter-video').currentTime, document.getElementById('presenter-video').paused]")) as [number, number, boolean];
+      expect(paused).toBe(false);
+      expect(Math.abs(a - v)).toBeLessThan(0.3);
+      // Seeking the narration moves the presenter with it.
+      await page.locator('.w[data-i="1"]').click();
+      await page.waitForFunction("Math.abs(document.getElementById('presenter-video').currentTime - document.getElementById('audio').currentTime) < 0.3");
+      await page.screenshot({ path: path.join(OUT, 'reader-presenter.png') });
+    } finally {
+      await browser.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

@@ -14,6 +14,7 @@ import path from 'node:path';
 import { createCanvas, loadImage, type Canvas, type SKRSContext2D } from '@napi-rs/canvas';
 import { sourceWords, type DocumentModel, type WordBox } from '../documents/model.ts';
 import type { TimelineWord } from '../pipelines/narrate-document.ts';
+import { JobCancelled } from '../pipelines/types.ts';
 import { ffmpeg, ffprobe } from './ffmpeg.ts';
 
 export interface HighlightVideoOptions {
@@ -28,6 +29,8 @@ export interface HighlightVideoOptions {
   outPath: string;
   signal?: AbortSignal;
   onProgress?: (done: number, total: number) => void;
+  /** Polled between batches: true stops the render (the pipeline's stop request) with JobCancelled. */
+  cancelled?: () => Promise<boolean>;
   /** Where frames and segments are staged (default: beside outPath); removed afterwards. */
   workDir?: string;
 }
@@ -128,6 +131,7 @@ export async function renderHighlightVideo(o: HighlightVideoOptions): Promise<Hi
   try {
     for (let b = 0; b * batchSize < states.length; b++) {
       const batch = states.slice(b * batchSize, (b + 1) * batchSize);
+      if (await o.cancelled?.()) throw new JobCancelled();
       const dir = path.join(work, `b${b}`);
       await fs.promises.mkdir(dir);
       const list = ['ffconcat version 1.0'];
