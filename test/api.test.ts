@@ -111,6 +111,7 @@ describe.each(MODES)('job API (%s)', (mode) => {
       await bad({ pipeline_type: 'audio', uploaded_file_id: wav.body.id }, 422, /not a document/);
       await bad({ pipeline_type: 'audio', uploaded_file_id: docId, options: { format: 'mp4' } }, 422, /not an output of the audio pipeline/);
       await bad({ pipeline_type: 'lipsync', uploaded_file_id: docId }, 422, /presenter video/);
+      await bad({ pipeline_type: 'highlight', uploaded_file_id: docId, options: { format: 'm4b' } }, 422, /not an output of the highlight pipeline/);
       const r = await fetch(`${url}/api/jobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"pipeline_type":' });
       expect(r.status).toBe(400);
       expect(((await r.json()) as { detail: string }).detail).toBeTruthy();

@@ -66,6 +66,8 @@ interface Glyphs {
   text: string;
   x0: number;
   x1: number;
+  /** The item's generic font family (pdfjs style: serif, sans-serif, monospace). */
+  family?: string;
 }
 
 interface Line {
@@ -104,7 +106,7 @@ async function pageLines(page: PDFPageProxy): Promise<Line[]> {
       if (!cur) cur = { baseline: f!, size, end: e! };
       // A visible gap between items is a word break even without a space character.
       if (runs.length && e! - cur.end > 0.2 * size) runs.push({ text: ' ', x0: cur.end, x1: e! });
-      runs.push({ text: item.str, x0: e!, x1: e! + item.width });
+      runs.push({ text: item.str, x0: e!, x1: e! + item.width, family: content.styles[item.fontName]?.fontFamily });
       cur.end = e! + item.width;
       cur.size = Math.max(cur.size, size);
     }
@@ -123,15 +125,20 @@ function isPageNumber(line: Line, pageHeight: number): boolean {
 }
 
 function runsToWords(runs: Glyphs[], baseline: number, size: number, vp: ReturnType<PDFPageProxy['getViewport']>): DocWord[] {
-  // Character positions spread evenly over each item's width (text items carry no per-glyph advances).
+  // Text items carry no per-glyph advances: each item's width is shared among its characters
+  // in proportion to their advances in a font of the same generic family ("i" is narrower
+  // than "m"), which lands word boxes on the glyphs far better than an even spread.
   const chars: Array<{ ch: string; x0: number; x1: number }> = [];
   for (const r of runs) {
-    const n = [...r.text].length;
-    let k = 0;
-    for (const ch of r.text) {
-      chars.push({ ch, x0: r.x0 + ((r.x1 - r.x0) * k) / n, x1: r.x0 + ((r.x1 - r.x0) * (k + 1)) / n });
-      k++;
-    }
+    const list = [...r.text];
+    const adv = list.map((ch) => advance(ch, r.family));
+    const sum = adv.reduce((a, b) => a + b, 0) || 1;
+    let at = r.x0;
+    list.forEach((ch, k) => {
+      const w = ((r.x1 - r.x0) * adv[k]!) / sum;
+      chars.push({ ch, x0: at, x1: at + w });
+      at += w;
+    });
   }
   const words: DocWord[] = [];
   let text = '';
@@ -232,6 +239,21 @@ async function destPage(pdf: PDFDocumentProxy, dest: string | unknown[] | null):
     // a broken link in the outline: leave the entry out
   }
   return null;
+}
+
+const measurer = createCanvas(8, 8).getContext('2d');
+const advances = new Map<string, number>();
+/** A character's advance at 100 px in a system font of the generic family (cached). */
+function advance(ch: string, family = 'sans-serif'): number {
+  const font = /mono/i.test(family) ? 'DejaVu Sans Mono' : /^serif$/i.test(family) ? 'DejaVu Serif' : 'DejaVu Sans';
+  const key = `${font}\u0000${ch}`;
+  let w = advances.get(key);
+  if (w === undefined) {
+    measurer.font = `100px "${font}"`;
+    w = Math.max(1, measurer.measureText(ch).width);
+    advances.set(key, w);
+  }
+  return w;
 }
 
 const opened = new WeakMap<DocumentModel, Promise<PDFDocumentProxy>>();

@@ -14,6 +14,7 @@ import path from 'node:path';
 import { createCanvas, loadImage, type Canvas, type SKRSContext2D } from '@napi-rs/canvas';
 import { sourceWords, type DocumentModel, type WordBox } from '../documents/model.ts';
 import type { TimelineWord } from '../pipelines/narrate-document.ts';
+import { JobCancelled } from '../pipelines/types.ts';
 import { ffmpeg, ffprobe } from './ffmpeg.ts';
 
 export interface HighlightVideoOptions {
@@ -28,6 +29,8 @@ export interface HighlightVideoOptions {
   outPath: string;
   signal?: AbortSignal;
   onProgress?: (done: number, total: number) => void;
+  /** Polled between batches: true stops the render (the pipeline's stop request) with JobCancelled. */
+  cancelled?: () => Promise<boolean>;
   /** Where frames and segments are staged (default: beside outPath); removed afterwards. */
   workDir?: string;
 }
@@ -44,7 +47,7 @@ export interface VideoState {
   frames: number;
 }
 
-const BATCH = 24; // states per segment: ≤ 24 × 3.7 MB of PAM frames on disk per batch at 720p
+const BATCH = 48; // states per segment at most: fewer ffmpeg start-ups (48 × 3.7 MB of PAM frames at 720p)
 export const HIGHLIGHT_FILL = 'rgba(255, 208, 0, 0.55)';
 export const HIGHLIGHT_EDGE = '#e07b00';
 
@@ -111,7 +114,11 @@ export async function renderHighlightVideo(o: HighlightVideoOptions): Promise<Hi
   }
   const duration = (await ffprobe(o.audioPath)).durationSeconds;
   const states = planStates(o.timeline, duration, fps);
-  const work = o.workDir ?? `${o.outPath}.work`;
+  const frameBytes = width * height * 4;
+  // Frames go through memory (tmpfs) where there is one: writing 3.7 MB a state to a disk
+  // cost more system time than drawing it. Two batches in flight stay under ~400 MB.
+  const batchSize = Math.max(4, Math.min(BATCH, Math.floor(200e6 / frameBytes)));
+  const work = o.workDir ?? (await defaultWorkDir(o.outPath));
   await fs.promises.rm(work, { recursive: true, force: true });
   await fs.promises.mkdir(work, { recursive: true });
 
@@ -122,8 +129,9 @@ export async function renderHighlightVideo(o: HighlightVideoOptions): Promise<Hi
   const segments: Array<{ file: string; frames: number }> = [];
   let encoding: Promise<unknown> = Promise.resolve();
   try {
-    for (let b = 0; b * BATCH < states.length; b++) {
-      const batch = states.slice(b * BATCH, (b + 1) * BATCH);
+    for (let b = 0; b * batchSize < states.length; b++) {
+      const batch = states.slice(b * batchSize, (b + 1) * batchSize);
+      if (await o.cancelled?.()) throw new JobCancelled();
       const dir = path.join(work, `b${b}`);
       await fs.promises.mkdir(dir);
       const list = ['ffconcat version 1.0'];
@@ -131,7 +139,12 @@ export async function renderHighlightVideo(o: HighlightVideoOptions): Promise<Hi
         o.signal?.throwIfAborted();
         await painter.paint(ctx, s.word);
         const file = `s${k}.pam`;
-        await fs.promises.writeFile(path.join(dir, file), Buffer.concat([header, canvas.data()]));
+        const fh = await fs.promises.open(path.join(dir, file), 'w');
+        try {
+          await fh.writev([header, canvas.data()]);
+        } finally {
+          await fh.close();
+        }
         // The concat demuxer gives the last entry one frame of its own: a state of n frames is
         // listed for n−1 and repeated for the last, so the segment is exactly its frames long.
         if (k === batch.length - 1 && s.frames > 1) list.push(`file ${file}`, `duration ${(s.frames - 1) / fps}`, `file ${file}`, `duration ${1 / fps}`);
@@ -140,7 +153,7 @@ export async function renderHighlightVideo(o: HighlightVideoOptions): Promise<Hi
       await fs.promises.writeFile(path.join(dir, 'list.ffconcat'), `${list.join('\n')}\n`);
       const seg = path.join(work, `seg${String(b).padStart(5, '0')}.mp4`);
       segments.push({ file: seg, frames: batch.reduce((n, s) => n + s.frames, 0) });
-      const done = Math.min(states.length, (b + 1) * BATCH);
+      const done = Math.min(states.length, (b + 1) * batchSize);
       // One batch encodes while the next is drawn.
       await encoding;
       encoding = encodeSegment(dir, seg, fps, o.signal).then(() => {
@@ -165,6 +178,13 @@ export async function renderHighlightVideo(o: HighlightVideoOptions): Promise<Hi
     await fs.promises.rm(work, { recursive: true, force: true });
     await fs.promises.rm(`${o.outPath}.tmp.mp4`, { force: true });
   }
+}
+
+/** /dev/shm when it exists (Linux), else a folder beside the output. */
+async function defaultWorkDir(outPath: string): Promise<string> {
+  const shm = '/dev/shm';
+  const ok = await fs.promises.access(shm, fs.constants.W_OK).then(() => true, () => false);
+  return ok ? fs.promises.mkdtemp(path.join(shm, 'lectern-highlight-')) : `${outPath}.work`;
 }
 
 function encodeSegment(dir: string, out: string, fps: number, signal?: AbortSignal) {
@@ -193,6 +213,7 @@ function highlightRect(ctx: SKRSContext2D, x: number, y: number, w: number, h: n
 async function pdfPainter(doc: DocumentModel, width: number, height: number): Promise<Painter> {
   const { renderPage, closeRendering } = await import('../documents/pdf.ts');
   const words = sourceWords(doc);
+  const byIndex = new Map(doc.pages.map((p) => [p.index, p]));
   let page = -1;
   let scaled: Canvas | null = null;
   let img = { width: 0, height: 0 };
@@ -213,7 +234,7 @@ async function pdfPainter(doc: DocumentModel, width: number, height: number): Pr
         page = w.page;
         scroll = 0;
       }
-      const p = doc.pages[page]!;
+      const p = byIndex.get(page)!;
       const boxes = i >= 0 ? (w.word.boxes ?? (w.word.box ? [w.word.box] : [])) : [];
       const norm = boxes.map((b) => ({ x: b.x / p.width!, y: b.y / p.height!, width: b.width / p.width!, height: b.height / p.height! }));
       const v = pdfView(img, { width, height }, norm[0] ?? null, scroll);

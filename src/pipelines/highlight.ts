@@ -39,6 +39,7 @@ export const highlightPipeline: Pipeline = {
         fps,
         outPath: path.join(ctx.outputDir, 'highlight.mp4'),
         signal: ctx.signal,
+        cancelled: () => ctx.cancelled(),
         onProgress: (done, total) => ctx.progress('render', done, total),
       });
       return { output: 'highlight.mp4', files: ['highlight.mp4', ...files.list], ...common, width, height, fps, states: video.states };

@@ -96,6 +96,7 @@ export const READER_SCRIPT = `
         });
       });
     } else {
+      var list = null; // consecutive items share one <ul>
       p.blocks.forEach(function (b) {
         var tag = b.k === 'heading' ? 'h' + Math.min(6, Math.max(1, b.l || 2)) : b.k === 'item' ? 'li' : b.k === 'quote' ? 'blockquote' : b.k === 'pre' ? 'pre' : 'p';
         var el = document.createElement(tag);
@@ -105,7 +106,13 @@ export const READER_SCRIPT = `
           s.textContent = w.t;
           el.appendChild(s);
         });
-        page.appendChild(el);
+        if (b.k === 'item') {
+          if (!list) { list = document.createElement('ul'); page.appendChild(list); }
+          list.appendChild(el);
+        } else {
+          list = null;
+          page.appendChild(el);
+        }
       });
     }
     var pno = document.createElement('span');
