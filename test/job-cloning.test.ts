@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningService } from '../src/service.ts';
+import { DEFAULT_VOICES_DIR } from '../src/voices/manifest.ts';
 import { readReceived } from './helpers/gpu-clone-test-backend.ts';
 import { startTestGpuServer, type RunningGpuServer } from './helpers/gpu-server-fixture.ts';
 import { json, testEnv, upload, waitFor, type TestEnv } from './helpers/service.ts';
@@ -46,6 +47,10 @@ describe('voice cloning jobs without a GPU server', () => {
     const r = await json(svc.url, 'POST', '/api/jobs', { pipeline_type: 'audio', uploaded_file_id: doc.body.id, ref_audio_file_id: ref.body.id });
     expect(r.status).toBe(422);
     expect(r.body.detail).toMatch(/GPU server/);
+    // so is a bundled clone voice (a LibriVox clip), which is the same thing
+    const v = await json(svc.url, 'POST', '/api/jobs', { pipeline_type: 'audio', uploaded_file_id: doc.body.id, voice_id: 'librivox-austen-reader-a' });
+    expect(v.status).toBe(422);
+    expect(v.body.detail).toMatch(/librivox-austen-reader-a clones a reference clip.*GPU server/);
     expect((await json(svc.url, 'GET', '/api/jobs')).body.total).toBe(0);
   });
 });
@@ -85,6 +90,21 @@ describe('voice cloning jobs through a real GPU server (clone-test backend, no c
       expect(r.refAudioSha256).toBe(sha(JFK));
       expect(r.refText).toBe(job.config_json.ref_text);
     }
+  });
+
+  it('a bundled clone voice_id sends its clip and exact ref_text from the manifest', async () => {
+    const manifest = JSON.parse(fs.readFileSync(path.join(DEFAULT_VOICES_DIR, 'manifest.json'), 'utf8')) as { voices: Array<{ id: string; ref_text: string; ref_audio?: string }> };
+    const voice = manifest.voices.find((v) => v.id === 'librivox-austen-reader-b')!;
+    const clip = fs.readFileSync(path.join(DEFAULT_VOICES_DIR, voice.ref_audio!));
+    const doc = await upload(svc.url, 'c.md', 'Spoken in the reader’s voice.', 'text/markdown');
+    const created = await json(svc.url, 'POST', '/api/jobs', { pipeline_type: 'audio', uploaded_file_id: doc.body.id, voice_id: voice.id });
+    expect(created.status).toBe(201);
+    const job = await finished(svc.url, created.body.id as string);
+    expect(job.error).toBeNull();
+    const got = readReceived(gpu.tmp).filter((r) => r.text === 'Spoken in the reader’s voice.');
+    expect(got.length).toBe(1);
+    expect(got[0]!.refAudioSha256).toBe(sha(clip));
+    expect(got[0]!.refText).toBe(voice.ref_text);
   });
 
   it('with ref_text: nothing is transcribed and the given text goes with the clip', async () => {

@@ -15,7 +15,7 @@ import { createRemoteSpeech } from '../speech/remote.ts';
 import type { Storage } from '../storage.ts';
 import { cancelKey } from './job-service.ts';
 import type { JobRecord, Progress, Stores, TaskContext } from './types.ts';
-import { engineVoice } from '../voices/resolve.ts';
+import { cloneReference, engineVoice } from '../voices/resolve.ts';
 
 /** At most one progress write to the store per this many ms (events go out every time). */
 const PROGRESS_WRITE_MS = 500;
@@ -98,9 +98,12 @@ async function runJobWith(existing: JobRecord | null, jobId: string, task: TaskC
     const upload = await stores.jobs.getUpload(String(job.config_json.uploaded_file_id));
     if (!upload) throw new Error('the job\'s document upload is missing');
     const ctx = pipelineContext(job, task, opts, outputDir, await getSpeech(), log);
-    ctx.input.voiceId = await engineVoice(ctx.input.voiceId, ctx.speech.engine); // bundled voice id → engine voice
+    // A bundled clone voice is its clip and exact transcript; any other bundled id → its engine voice.
+    const clone = job.config_json.ref_audio_file_id ? null : await cloneReference(ctx.input.voiceId);
+    if (clone) ctx.input.voiceId = null;
+    else ctx.input.voiceId = await engineVoice(ctx.input.voiceId, ctx.speech.engine);
     ctx.input.document.path = storage.resolve(upload.path);
-    ctx.input.referenceAudio = await referenceAudio(job, opts, ctx.speech, log);
+    ctx.input.referenceAudio = clone ? await bundledReference(clone.clipPath, clone.refText) : await referenceAudio(job, opts, ctx.speech, log);
     const refVideoId = job.config_json.ref_video_file_id;
     if (typeof refVideoId === 'string' && refVideoId) {
       const ref = await stores.jobs.getUpload(refVideoId);
@@ -233,6 +236,11 @@ async function referenceAudio(job: JobRecord, opts: WorkerOptions, speech: Speec
     log.info({ words: text.split(/\s+/).length }, 'reference clip transcribed for cloning');
   }
   return { bytes, sha256: upload.sha256 || createHash('sha256').update(bytes).digest('hex'), text };
+}
+
+async function bundledReference(clipPath: string, text: string): Promise<PipelineInput['referenceAudio']> {
+  const bytes = await fs.promises.readFile(clipPath);
+  return { bytes, sha256: createHash('sha256').update(bytes).digest('hex'), text };
 }
 
 /** A job deleted while it ran: its output dir may have been re-created by the pipeline. */

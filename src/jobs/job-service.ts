@@ -8,6 +8,7 @@ import { pipelineAccepts, PIPELINE_OUTPUTS } from '../pipelines/registry.ts';
 import { isId, type Storage } from '../storage.ts';
 import type { JobCreateRequest } from '../api/schemas.ts';
 import type { JobRecord, JobStatus, Stores, UploadRecord } from './types.ts';
+import { cloneReference } from '../voices/resolve.ts';
 
 /** Seconds a stop request's cancel flag lives (spec §8). */
 export const CANCEL_FLAG_TTL_SECONDS = 24 * 60 * 60;
@@ -94,6 +95,9 @@ export class JobService {
     // 2. Reference files, when given, must exist and be of the right kind.
     const refAudio = req.ref_audio_file_id ? await this.upload(req.ref_audio_file_id, 'ref_audio_file_id') : null;
     if (refAudio && refAudio.kind !== 'audio' && refAudio.kind !== 'video') throw invalid(`ref_audio_file_id ${refAudio.id} is a ${refAudio.kind}, not audio`);
+    if (!refAudio && !this.opts.cloning && (await cloneReference(req.voice_id ?? null))) {
+      throw invalid(`voice_id ${req.voice_id} clones a reference clip, which needs a GPU server with a cloning backend (set LECTERN_GPU_SERVER_URL); pick an engine voice`);
+    }
     if (refAudio && !this.opts.cloning) {
       throw invalid('ref_audio_file_id: cloning a voice from a reference clip needs a GPU server with a cloning backend (set LECTERN_GPU_SERVER_URL); the local engines speak bundled voices only');
     }

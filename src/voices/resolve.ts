@@ -11,6 +11,17 @@ export class VoiceResolutionError extends Error {
 }
 
 /**
+ * A bundled clone voice (a reference clip with its exact transcript): the clip to clone,
+ * for jobs narrated through a GPU server with a cloning backend. null for any other id.
+ */
+export async function cloneReference(voiceId: string | null, manifest: VoiceManifest = (shared ??= new VoiceManifest())): Promise<{ clipPath: string; refText: string } | null> {
+  if (!voiceId) return null;
+  const v = await manifest.get(voiceId);
+  if (!v || v.backing.engine !== 'clone') return null;
+  return { clipPath: manifest.clipPath(v.backing), refText: v.ref_text };
+}
+
+/**
  * The engine voice for `voiceId` under `engine` (Speech.engine: `espeak`, `piper`, or a
  * remote engine whose name ends in `:espeak`/`:piper`). Unknown ids pass through as engine
  * voice ids. A bundled voice of another engine, or a clone voice, is an error that says why.
