@@ -1,6 +1,8 @@
 // The web app end to end in a real browser: Debian's chromium, headless and kept off the
 // network, driven by playwright-core against the real service on an ephemeral port serving
-// the real build of web/. Each case saves a screenshot under test-output/web-e2e/.
+// the real build of web/ (eSpeak NG narration, the viseme lip-sync provider on the real
+// presenter clip). A second service with API tokens checks the token prompt. Each case
+// saves a screenshot under test-output/web-e2e/.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -8,23 +10,51 @@ import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningService } from '../src/service.ts';
-import { json, testEnv, type TestEnv } from './helpers/service.ts';
+import { makePdf } from './helpers/make-documents.ts';
+import { json, testEnv, upload, waitFor, type TestEnv } from './helpers/service.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const WEB = path.join(ROOT, 'web');
 const SHOTS = path.join(ROOT, 'test-output', 'web-e2e');
 const WELCOME = path.join(ROOT, 'samples', 'welcome.md');
 const JFK_WAV = path.join(ROOT, 'test', 'fixtures', 'speech', 'jfk.wav');
+const PRESENTER = path.join(ROOT, 'test', 'fixtures', 'video', 'presenter.mp4');
 const CHROMIUM = '/usr/bin/chromium';
+// The lip-sync service settings of test/lipsync-pipeline.test.ts: eSpeak, the viseme provider,
+// and a long lease (a page's clip keeps the worker busy for seconds).
+const LIPSYNC_ENV = { LECTERN_TTS_BACKEND: 'espeak', LECTERN_LIPSYNC_PROVIDER: 'viseme', LECTERN_LEASE_MS: '60000', LECTERN_HEARTBEAT_MS: '1000' };
 
-/** Builds web/ when its build is missing or older than its sources (the test runs what the user gets). */
+/** A PDF of `n` pages, one short sentence each (a lip-sync job makes one presenter clip per page). */
+const pagesPdf = (n: number) =>
+  makePdf({ title: `A ${n}-page test`, pages: Array.from({ length: n }, (_, i) => [{ text: `This is page ${i + 1} of the lip-sync test.`, x: 72, y: 700, size: 14 }]) });
+
+async function launch(profile: string): Promise<BrowserContext> {
+  return chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    acceptDownloads: true,
+    viewport: { width: 1100, height: 800 },
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--autoplay-policy=no-user-gesture-required', '--mute-audio'],
+  });
+}
+
+/** True when web/dist holds React's development runtime (a build made with NODE_ENV other than production). */
+function isDevBuild(): boolean {
+  const assets = path.join(WEB, 'dist', 'assets');
+  return fs.existsSync(assets) && fs.readdirSync(assets).some((f) => f.endsWith('.js') && fs.readFileSync(path.join(assets, f), 'utf8').includes('jsxDEV'));
+}
+
+/** Builds web/ when its build is missing, older than its sources, or a development build (the test runs what the user gets). */
 function ensureBuilt(): void {
   const built = path.join(WEB, 'dist', 'index.html');
   const newest = (dir: string): number =>
     Math.max(0, ...fs.readdirSync(dir, { withFileTypes: true }).map((e) => (e.isDirectory() ? newest(path.join(dir, e.name)) : fs.statSync(path.join(dir, e.name)).mtimeMs)));
   const srcTime = Math.max(newest(path.join(WEB, 'src')), fs.statSync(path.join(WEB, 'index.html')).mtimeMs, fs.statSync(path.join(WEB, 'vite.config.ts')).mtimeMs);
-  if (fs.existsSync(built) && fs.statSync(built).mtimeMs >= srcTime) return;
-  execFileSync('npm', ['--prefix', WEB, 'run', 'build'], { stdio: 'pipe', timeout: 180_000 });
+  if (fs.existsSync(built) && fs.statSync(built).mtimeMs >= srcTime && !isDevBuild()) return;
+  // vitest sets NODE_ENV=test, and Vite keeps an inherited NODE_ENV: React's development
+  // runtime (StrictMode's doubled effects and requests included) would be what the test runs.
+  execFileSync('npm', ['--prefix', WEB, 'run', 'build'], { stdio: 'pipe', timeout: 180_000, env: { ...process.env, NODE_ENV: 'production' } });
+  if (isDevBuild()) throw new Error('web/dist is a development build of React');
 }
 
 describe.skipIf(!fs.existsSync(CHROMIUM))('web app in chromium', () => {
@@ -41,15 +71,9 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web app in chromium', () => {
     ensureBuilt();
     fs.mkdirSync(SHOTS, { recursive: true });
     t = testEnv('embedded', 'webe2e');
-    svc = await t.start();
+    svc = await t.start(LIPSYNC_ENV);
     profile = fs.mkdtempSync(path.join(os.tmpdir(), 'lectern-chromium-'));
-    ctx = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      acceptDownloads: true,
-      viewport: { width: 1100, height: 800 },
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--autoplay-policy=no-user-gesture-required', '--mute-audio'],
-    });
+    ctx = await launch(profile);
     page = ctx.pages()[0] ?? (await ctx.newPage());
     page.setDefaultTimeout(30_000);
   }, 240_000);
@@ -185,4 +209,215 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web app in chromium', () => {
     expect((await json(svc.url, 'GET', `/api/jobs/${jobId}`)).status).toBe(404);
     await shot('13-deleted');
   });
+
+  it('stops a running lip-sync job after the inline confirmation: it ends stopped with the pages done, and its reader ZIP downloads', async () => {
+    const PAGES = 24; // 1–2 s a page here: the stop lands with many pages to go
+    await page.goto(`${svc.url}/new`);
+    await page.getByLabel('Document to narrate').setInputFiles({ name: 'long.pdf', mimeType: 'application/pdf', buffer: pagesPdf(PAGES) });
+    await page.getByText('Uploaded long.pdf').waitFor();
+    await page.getByLabel(/Lip-sync presenter/).check();
+    await page.getByLabel(/Presenter video/).setInputFiles(PRESENTER);
+    await page.getByText('Uploaded presenter.mp4').waitFor();
+    await page.getByLabel('Lip-sync preset (optional)').fill('fast');
+    await page.getByLabel('Title (optional)').fill('Many pages, lip-synced');
+    await page.getByRole('button', { name: 'Create job' }).click();
+    await page.waitForURL(/\/jobs\/[0-9a-f-]{36}$/);
+    const id = new URL(page.url()).pathname.split('/')[2]!;
+    expect((await json(svc.url, 'GET', `/api/jobs/${id}`)).body).toMatchObject({ pipeline_type: 'lipsync', config_json: { options: { format: 'reader', lipsync_preset: 'fast' } } });
+
+    // Stop once the first page's clip is done (the SSE progress counts pages finished), so
+    // the stop always lands with pages done and pages to go: the outcome is `stopped`.
+    const pagesDone = page.getByTestId('pages-done');
+    const doneNow = () => page.evaluate<string>("document.querySelector('[data-testid=pages-done]')?.textContent ?? ''");
+    await expect.poll(async () => Number(new RegExp(`^(\\d+) of ${PAGES}$`).exec(await doneNow())?.[1] ?? 0), { timeout: 180_000, interval: 200 }).toBeGreaterThanOrEqual(1);
+    await page.getByRole('button', { name: 'Stop' }).click();
+    const question = page.getByText(/Stop after the page in progress\?/);
+    await question.waitFor();
+    const cancel = page.getByRole('button', { name: 'Cancel' });
+    expect(await cancel.evaluate((el) => el === el.ownerDocument.activeElement)).toBe(true);
+    expect((await json(svc.url, 'GET', `/api/jobs/${id}`)).body.status).toBe('running'); // asking sent nothing
+    await shot('14-lipsync-stop-confirm');
+    await page.getByRole('button', { name: 'Yes, stop it' }).click();
+    await page.locator('.badge-stopped').waitFor({ timeout: 120_000 });
+
+    const job = (await json(svc.url, 'GET', `/api/jobs/${id}`)).body;
+    expect(job.status).toBe('stopped');
+    expect(job.error).toBeNull();
+    expect(job.config_json.pages_total).toBe(PAGES);
+    expect(job.config_json.pages_done).toBeGreaterThanOrEqual(1);
+    expect(job.config_json.pages_done).toBeLessThan(PAGES);
+    expect(await pagesDone.textContent()).toBe(`${job.config_json.pages_done} of ${PAGES}`);
+    const bar = page.getByRole('progressbar', { name: 'Progress of Many pages, lip-synced' });
+    expect(await bar.getAttribute('aria-valuenow')).toBe(String(Math.round((job.config_json.pages_done / PAGES) * 100)));
+    await page.getByText('Stopped on request; the output holds the pages done.').waitFor();
+    expect(await page.getByRole('button', { name: 'Stop' }).count()).toBe(0);
+
+    const [dl] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download the offline reader (ZIP)' }).click()]);
+    expect(dl.suggestedFilename()).toBe('long.zip');
+    const saved = path.join(t.dataDir, 'stopped-reader.zip');
+    await dl.saveAs(saved);
+    const direct = Buffer.from(await (await fetch(`${svc.url}/api/jobs/${id}/download`)).arrayBuffer());
+    expect(fs.readFileSync(saved).equals(direct)).toBe(true);
+    expect(direct.subarray(0, 4).toString('latin1')).toBe('PK\x03\x04');
+    await page.getByText('Saved long.zip').waitFor();
+    await shot('15-lipsync-stopped');
+  }, 400_000);
+
+  it('opens the reader of a finished lip-sync job: the presenter window shows and plays in step with the narration', async () => {
+    // Made through the API (the UI path is the case above): one page, completed.
+    const doc = (await upload(svc.url, 'one-page.pdf', pagesPdf(1), 'application/pdf')).body.id;
+    const presenterVideo = (await upload(svc.url, 'presenter.mp4', fs.readFileSync(PRESENTER), 'video/mp4')).body.id;
+    const created = await json(svc.url, 'POST', '/api/jobs', { pipeline_type: 'lipsync', uploaded_file_id: doc, ref_video_file_id: presenterVideo, title: 'One page, lip-synced', options: { format: 'reader', lipsync_preset: 'fast' } });
+    expect(created.status).toBe(201);
+    const id = created.body.id as string;
+    const job = await waitFor(async () => {
+      const j = (await json(svc.url, 'GET', `/api/jobs/${id}`)).body;
+      return ['completed', 'failed', 'stopped'].includes(j.status) ? j : null;
+    }, 240_000, 'the lip-sync job to finish');
+    expect(job.error).toBeNull();
+    expect(job.status).toBe('completed');
+    expect(job.config_json.result.files).toContain('presenter.mp4');
+
+    await page.goto(`${svc.url}/jobs/${id}/read`);
+    await page.locator('.read-text .word').first().waitFor();
+    const presenter = page.getByRole('region', { name: 'Presenter' });
+    await presenter.waitFor();
+    expect(await presenter.isVisible()).toBe(true);
+    const box = (await presenter.boundingBox())!;
+    expect(box.width).toBeGreaterThan(100);
+    const video = <T,>(expr: string) => page.evaluate<T>(`(v => ${expr})(document.querySelector('.presenter-video'))`);
+    await expect.poll(() => video<number>('v.videoWidth')).toBeGreaterThan(0); // a decodable video, not a blank box
+    await page.getByRole('button', { name: 'Download the offline reader (ZIP)' }).waitFor();
+
+    await page.locator('body').press(' ');
+    await expect.poll(() => video<boolean>('!v.paused && v.currentTime > 0.5'), { timeout: 15_000 }).toBe(true);
+    // In step: within the reader's 0.25 s resync threshold (plus a frame) of the narration.
+    const drift = await page.evaluate<number>("Math.abs(document.querySelector('.presenter-video').currentTime - document.querySelector('audio').currentTime)");
+    expect(drift).toBeLessThan(0.35);
+    await expect.poll(() => page.evaluate<number>("Number(document.querySelector('.word.current')?.dataset.i ?? -1)")).toBeGreaterThanOrEqual(0);
+    await shot('16-lipsync-reader-presenter');
+    await page.locator('body').press(' ');
+    await expect.poll(() => video<boolean>('v.paused')).toBe(true);
+  }, 300_000);
+
+  it('opens the reader of a highlight job (offline reader of a PDF): the same read-along from its timeline, and its ZIP', async () => {
+    // The job lists narration.mp3, timeline.json, narration.vtt and reader.zip; the PDF's page
+    // images and word boxes exist only inside reader.zip, so the web reader lays out the words.
+    const doc = (await upload(svc.url, 'two-pages.pdf', pagesPdf(2), 'application/pdf')).body.id;
+    const created = await json(svc.url, 'POST', '/api/jobs', { pipeline_type: 'highlight', uploaded_file_id: doc, title: 'Two pages, highlighted', options: { format: 'reader' } });
+    expect(created.status).toBe(201);
+    const id = created.body.id as string;
+    const job = await waitFor(async () => {
+      const j = (await json(svc.url, 'GET', `/api/jobs/${id}`)).body;
+      return ['completed', 'failed', 'stopped'].includes(j.status) ? j : null;
+    }, 120_000, 'the highlight job to finish');
+    expect(job.error).toBeNull();
+    expect(job.config_json.result.files).toEqual(expect.arrayContaining(['reader.zip', 'narration.mp3', 'timeline.json']));
+
+    await page.goto(`${svc.url}/jobs/${id}/read`);
+    const words = page.locator('.read-text .word');
+    await words.first().waitFor();
+    expect(await words.allTextContents()).toEqual(['This', 'is', 'page', '1', 'of', 'the', 'lip-sync', 'test.']);
+    await page.getByText('Page 1 of 2').waitFor();
+    expect(await page.locator('.presenter').count()).toBe(0); // no presenter for a highlight job
+    await page.getByRole('button', { name: 'Download the offline reader (ZIP)' }).waitFor();
+    // Following the audio onto page 2: click its first word via the pager, then play.
+    await page.getByRole('button', { name: 'Next page' }).click();
+    await page.getByText('Page 2 of 2').waitFor();
+    await page.locator('.read-text .word').first().click();
+    await expect.poll(() => page.evaluate<string>("document.querySelector('.word.current')?.textContent ?? ''")).toBe('This');
+    expect(await page.locator('.read-text .word').nth(3).textContent()).toBe('2');
+    await shot('17-highlight-reader');
+  }, 180_000);
+});
+
+describe.skipIf(!fs.existsSync(CHROMIUM))('web app in chromium, against a service that needs a token', () => {
+  const TOKEN = 'e2e-browser-token-0123456789abcdef';
+  let t: TestEnv;
+  let svc: RunningService;
+  let ctx: BrowserContext;
+  let page: Page;
+  let profile: string;
+
+  const shot = (name: string) => page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+
+  beforeAll(async () => {
+    ensureBuilt();
+    fs.mkdirSync(SHOTS, { recursive: true });
+    t = testEnv('embedded', 'webe2e_token');
+    svc = await t.start({ LECTERN_API_TOKENS: `browser:${TOKEN}` });
+    profile = fs.mkdtempSync(path.join(os.tmpdir(), 'lectern-chromium-token-'));
+    ctx = await launch(profile);
+    page = ctx.pages()[0] ?? (await ctx.newPage());
+    page.setDefaultTimeout(30_000);
+  }, 240_000);
+
+  afterAll(async () => {
+    await ctx?.close();
+    if (profile) fs.rmSync(profile, { recursive: true, force: true });
+    await svc?.close();
+    await t?.cleanup();
+  });
+
+  it('asks for the token on the first 401, again for a wrong one, then loads; SSE progress and a download carry it', async () => {
+    // Every /api request the page makes, with the Authorization header it carried.
+    const sent: Array<{ path: string; auth: string | null; status: number }> = [];
+    page.on('response', async (r) => {
+      const u = new URL(r.url());
+      if (u.pathname.startsWith('/api/')) sent.push({ path: u.pathname, auth: (await r.request().allHeaders())['authorization'] ?? null, status: r.status() });
+    });
+
+    const first401 = page.waitForResponse((r) => new URL(r.url()).pathname === '/api/jobs' && r.status() === 401);
+    await page.goto(svc.url);
+    expect((await first401).headers()['www-authenticate']).toBe('Bearer');
+    const dialog = page.getByRole('dialog', { name: 'Access token needed' });
+    await dialog.waitFor();
+    const input = page.getByRole('textbox', { name: 'Access token' });
+    expect(await input.evaluate((el) => el === el.ownerDocument.activeElement)).toBe(true);
+    await shot('18-token-prompt');
+
+    await input.fill('not-the-right-token-at-all');
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await dialog.getByRole('alert').filter({ hasText: 'That token was not accepted' }).waitFor();
+    await shot('19-token-refused');
+    await input.fill(TOKEN);
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.getByText('No jobs yet').waitFor();
+    expect(await dialog.count()).toBe(0);
+    expect(sent.filter((r) => r.path === '/api/jobs').map((r) => [r.auth, r.status])).toEqual([
+      [null, 401],
+      ['Bearer not-the-right-token-at-all', 401],
+      [`Bearer ${TOKEN}`, 200],
+    ]);
+    await shot('20-token-dashboard');
+
+    // A job made and watched with the token: upload (XHR), creation, the event stream, the download.
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'New job' }).click();
+    await page.getByLabel('Document to narrate').setInputFiles(WELCOME);
+    await page.getByText('Uploaded welcome.md').waitFor();
+    await page.getByRole('button', { name: 'Create job' }).click();
+    await page.waitForURL(/\/jobs\/[0-9a-f-]{36}$/);
+    const id = new URL(page.url()).pathname.split('/')[2]!;
+    const bar = page.getByRole('progressbar', { name: 'Progress of welcome.md' });
+    await expect.poll(() => bar.getAttribute('aria-valuenow'), { timeout: 60_000 }).toBe('100');
+    await page.locator('.badge-completed').waitFor();
+    const [dl] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download', exact: true }).click()]);
+    expect(dl.suggestedFilename()).toBe('welcome.mp3');
+    const saved = path.join(t.dataDir, 'downloaded.mp3');
+    await dl.saveAs(saved);
+    const direct = await fetch(`${svc.url}/api/jobs/${id}/download`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(fs.readFileSync(saved).equals(Buffer.from(await direct.arrayBuffer()))).toBe(true);
+    expect((await fetch(`${svc.url}/api/jobs/${id}/download`)).status).toBe(401); // it really needs the token
+    await page.getByText('Saved welcome.mp3').waitFor();
+
+    const events = sent.filter((r) => r.path === `/api/jobs/${id}/events`);
+    expect(events.length).toBeGreaterThanOrEqual(1);
+    expect(events.every((r) => r.auth === `Bearer ${TOKEN}` && r.status === 200)).toBe(true);
+    expect(sent.filter((r) => r.path === `/api/jobs/${id}/download`)).toEqual([{ path: `/api/jobs/${id}/download`, auth: `Bearer ${TOKEN}`, status: 200 }]);
+    expect(sent.filter((r) => r.path === '/api/uploads').map((r) => r.auth)).toEqual([`Bearer ${TOKEN}`]);
+    // After the token was given, nothing went without it, and nothing more was refused.
+    const after = sent.slice(sent.findIndex((r) => r.auth === `Bearer ${TOKEN}`));
+    expect(after.filter((r) => r.auth !== `Bearer ${TOKEN}` || r.status === 401)).toEqual([]);
+    await shot('21-token-job-downloaded');
+  }, 180_000);
 });

@@ -5,8 +5,12 @@ export function jobTitle(job: Job): string {
   return job.config_json.title || job.config_json.document?.original_name || `Job ${job.id.slice(0, 8)}`;
 }
 
-export function percent(job: Pick<Job, 'status' | 'progress'>): number {
+export function percent(job: Pick<Job, 'status' | 'progress'> & { config_json?: Job['config_json'] }): number {
   if (job.status === 'completed') return 100;
+  // A stopped job's last progress is its assembly (1 of 1); what it got through is its pages.
+  const done = job.config_json?.pages_done;
+  const total = job.config_json?.pages_total;
+  if (job.status === 'stopped' && typeof done === 'number' && typeof total === 'number' && total > 0) return Math.round((Math.min(done, total) / total) * 100);
   const p = job.progress;
   if (!p || p.total <= 0) return 0;
   return Math.max(0, Math.min(100, Math.round((p.current / p.total) * 100)));
@@ -36,6 +40,12 @@ const PHASES: Record<string, string> = {
   synthesize: 'Speaking',
   align: 'Aligning words',
   render: 'Rendering',
+  audio: 'Writing the narration',
+  pages: 'Drawing the pages',
+  page: 'Lip-syncing page by page',
+  assemble: 'Joining the pages',
+  composite: 'Placing the presenter',
+  package: 'Packaging the reader',
   encode: 'Encoding',
   done: 'Done',
 };

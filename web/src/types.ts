@@ -27,6 +27,7 @@ export interface Job {
     options?: Record<string, unknown>;
     result?: JobResult;
     pages_done?: number;
+    pages_total?: number;
     [k: string]: unknown;
   };
   worker_task_id: string | null;

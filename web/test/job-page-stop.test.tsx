@@ -1,12 +1,14 @@
-// The Stop button's inline confirmation on a running lip-sync job, against a MOCKED fetch:
-// the lip-sync pipeline is not in this version of the service, so no real job can run; the
-// end-to-end stop case waits for it.
+// The Stop button's inline confirmation on a running lip-sync job, against a MOCKED fetch
+// (focus handling and the one POST are pinned here; the real stop of a real lip-sync job runs
+// in chromium in test/web-e2e.test.ts). The job shapes are the service's: while running, a
+// lip-sync job reports `page` progress counting pages finished; when it ends, `pages_done`
+// and `pages_total` are in config_json.
 import { act, cleanup, fireEvent, render, screen } from '@testing-library/react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { JobPage } from '../src/pages/JobPage.tsx';
 import { job, jsonResponse, mockFetch } from './mock-fetch.ts';
 
-const running = job({ pipeline_type: 'lipsync', status: 'running', progress: { phase: 'render', current: 3, total: 10 }, finished_at: null, config_json: { title: 'Presenter job', options: { format: 'reader' }, pages_done: 3 } });
+const running = job({ pipeline_type: 'lipsync', status: 'running', progress: { phase: 'page', current: 3, total: 10 }, finished_at: null, config_json: { title: 'Presenter job', options: { format: 'reader' } } });
 
 function setup() {
   return mockFetch({
@@ -18,7 +20,7 @@ function setup() {
   });
 }
 
-describe('job page Stop (mocked fetch: no lip-sync pipeline yet)', () => {
+describe('job page Stop (mocked fetch)', () => {
   afterEach(() => {
     cleanup();
     vi.unstubAllGlobals();
@@ -28,9 +30,9 @@ describe('job page Stop (mocked fetch: no lip-sync pipeline yet)', () => {
     setup();
     render(<JobPage id={running.id} />);
     expect(await screen.findByText('Presenter job')).toBeTruthy();
-    expect(screen.getByText('Pages done').nextElementSibling?.textContent).toBe('3');
+    expect(screen.getByTestId('pages-done').textContent).toBe('3 of 10');
     expect(screen.getByRole('progressbar').getAttribute('aria-valuenow')).toBe('30');
-    expect(screen.getByTestId('phase').textContent).toBe('Rendering (3 of 10)');
+    expect(screen.getByTestId('phase').textContent).toBe('Lip-syncing page by page (3 of 10)');
   });
 
   it('asks inline before stopping; Cancel sends nothing and gives focus back', async () => {
@@ -64,13 +66,16 @@ describe('job page Stop (mocked fetch: no lip-sync pipeline yet)', () => {
     expect(screen.queryByRole('button', { name: 'Stop' })).toBeNull();
     cleanup();
     mockFetch({
-      [`GET /api/jobs/${running.id}`]: () => jsonResponse({ ...running, status: 'stopped' }),
+      [`GET /api/jobs/${running.id}`]: () =>
+        jsonResponse({ ...running, status: 'stopped', progress: { phase: 'assemble', current: 1, total: 1 }, config_json: { ...running.config_json, pages_done: 2, pages_total: 10 } }),
       [`GET /api/jobs/${running.id}/export-epub/status`]: () => jsonResponse({ detail: 'no route' }, 404),
     });
     render(<JobPage id={running.id} />);
     await screen.findByText('Presenter job');
     expect(screen.queryByRole('button', { name: 'Stop' })).toBeNull();
-    // The EPUB export endpoints are not in this service yet: said plainly, no button.
+    expect(screen.getByTestId('pages-done').textContent).toBe('2 of 10');
+    expect(screen.getByRole('progressbar').getAttribute('aria-valuenow')).toBe('20'); // not the assembly's 1 of 1
+    // The service has no EPUB export endpoints (404): said plainly, no button.
     expect(await screen.findByText('EPUB export is not available on this server.')).toBeTruthy();
     expect(screen.queryByRole('button', { name: 'Export as EPUB' })).toBeNull();
   });

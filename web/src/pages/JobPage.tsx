@@ -14,6 +14,18 @@ export function hasReader(job: Job): boolean {
   return (job.status === 'completed' || job.status === 'stopped') && files.includes('timeline.json');
 }
 
+/**
+ * Pages done: what the pipeline recorded when it ended (`pages_done`/`pages_total`), or while
+ * a lip-sync job runs, its page progress (it counts pages finished).
+ */
+export function pagesOf(job: Job): { done: number; total: number | null } | null {
+  const c = job.config_json;
+  if (typeof c.pages_done === 'number') return { done: c.pages_done, total: typeof c.pages_total === 'number' ? c.pages_total : null };
+  const p = job.progress;
+  if (job.pipeline_type === 'lipsync' && p?.phase === 'page') return { done: p.current, total: p.total };
+  return null;
+}
+
 export function JobPage({ id }: { id: string }) {
   const [initial, setInitial] = useState<Job | null>(null);
   const [error, setError] = useState<unknown>(null);
@@ -42,7 +54,7 @@ export function JobPage({ id }: { id: string }) {
   const p = job.progress;
   const format = String(job.config_json.options?.format ?? '');
   const output = job.config_json.result?.output ?? '';
-  const pagesDone = typeof job.config_json.pages_done === 'number' ? job.config_json.pages_done : null;
+  const pages = pagesOf(job);
   const canStop = job.pipeline_type === 'lipsync' && (job.status === 'running' || job.status === 'pending');
 
   return (
@@ -67,10 +79,10 @@ export function JobPage({ id }: { id: string }) {
           {job.status === 'completed' ? 'Done' : phaseLabel(p?.phase)}
           {p && p.total > 1 && job.status === 'running' ? ` (${p.current} of ${p.total})` : ''}
         </dd>
-        {pagesDone !== null ? (
+        {pages ? (
           <>
             <dt>Pages done</dt>
-            <dd>{pagesDone}</dd>
+            <dd data-testid="pages-done">{pages.total ? `${pages.done} of ${pages.total}` : pages.done}</dd>
           </>
         ) : null}
         {elapsed !== null ? (
