@@ -6,7 +6,7 @@ import type { Logger } from '../log.ts';
 import type { Storage } from '../storage.ts';
 import { createHttpApp } from './http.ts';
 import { jobRoutes } from './jobs.ts';
-import { JobListResponse, JobResponse, UploadResponse } from './schemas.ts';
+import { ExportStateResponse, JobListResponse, JobResponse, UploadResponse } from './schemas.ts';
 import { uploadRoutes } from './uploads.ts';
 import { voiceRoutes, type VoiceRoutesOptions } from './voices.ts';
 
@@ -29,6 +29,7 @@ export async function buildServiceApp(opts: ServiceAppOptions): Promise<FastifyI
   app.addSchema(JobResponse);
   app.addSchema(JobListResponse);
   app.addSchema(UploadResponse);
+  app.addSchema(ExportStateResponse);
   const service = new JobService(opts.stores, opts.storage, opts.log);
   await uploadRoutes(app, { stores: opts.stores, storage: opts.storage, maxUploadBytes: opts.maxUploadBytes });
   await jobRoutes(app, { service, stores: opts.stores });

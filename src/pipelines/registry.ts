@@ -21,7 +21,9 @@ const loaders: Record<PipelineType, Partial<Record<string, Loader>>> = {
     mp3: async () => (await import('./audio.ts')).audioPipeline,
     m4b: async () => (await import('./audio.ts')).audioPipeline,
   },
-  highlight: {},
+  highlight: {
+    epub: async () => (await import('./highlight-epub.ts')).highlightEpubPipeline,
+  },
   lipsync: {},
 };
 
