@@ -109,7 +109,7 @@ describe.each(MODES)('job API (%s)', (mode) => {
       await bad({ pipeline_type: 'audio', uploaded_file_id: docId, ref_audio_file_id: docId }, 422, /not audio/);
       const wav = await upload(url, 'jfk.wav', fs.readFileSync(path.join(FIX, 'speech/jfk.wav')));
       await bad({ pipeline_type: 'audio', uploaded_file_id: wav.body.id }, 422, /not a document/);
-      await bad({ pipeline_type: 'highlight', uploaded_file_id: docId }, 422, /not available/);
+      await bad({ pipeline_type: 'highlight', uploaded_file_id: docId }, 422, /not available|cannot make mp4/);
       const r = await fetch(`${url}/api/jobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"pipeline_type":' });
       expect(r.status).toBe(400);
       expect(((await r.json()) as { detail: string }).detail).toBeTruthy();
