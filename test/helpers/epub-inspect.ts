@@ -114,11 +114,11 @@ export async function inspectEpub(file: string): Promise<BookView> {
   return { entries, files, opf, meta, overlays, spine, text };
 }
 
-/** epubcheck's summary line; the Debian package installs the jar as /usr/bin/epubcheck. */
+/** epubcheck's summary line; the Debian package installs the jar as /usr/bin/epubcheck. A big stack: its reading-order check recurses per overlay reference and overflows the default on whole books. */
 export async function epubcheck(file: string): Promise<{ summary: string; output: string }> {
   const jar = '/usr/share/java/epubcheck.jar';
   const run = promisify(execFile);
-  const r = await run('java', ['-jar', jar, file], { maxBuffer: 64 * 1024 * 1024 }).catch((e: { stdout?: string; stderr?: string }) => ({ stdout: e.stdout ?? '', stderr: e.stderr ?? '' }));
+  const r = await run('java', ['-Xss256m', '-jar', jar, file], { maxBuffer: 64 * 1024 * 1024 }).catch((e: { stdout?: string; stderr?: string }) => ({ stdout: e.stdout ?? '', stderr: e.stderr ?? '' }));
   const output = `${r.stdout}\n${r.stderr}`;
   const summary = /Messages: .*/.exec(output)?.[0] ?? 'no summary';
   return { summary, output };
