@@ -255,8 +255,8 @@ describe.each(MODES)('job API (%s)', (mode) => {
     });
 
     it('stops a pending lip-sync job with a 24 h cancel flag; 404 unknown, 409 when not running', async () => {
-      // The lip-sync pipeline itself is not in this version; the stop rule is tested on a
-      // lip-sync job record placed in the store as a worker of a later version would see it.
+      // The stop rule on a pending lip-sync job record with no worker to run it (the real
+      // pipeline's stop is in test/lipsync-pipeline.test.ts).
       const id = crypto.randomUUID();
       await svc.stores.jobs.createJob({ id, pipeline_type: 'lipsync', config_json: { pipeline_type: 'lipsync' }, upload_ids: [] });
       const stop = await json(url, 'POST', `/api/jobs/${id}/stop`);

@@ -8,7 +8,7 @@ import type { Storage } from '../storage.ts';
 import { installSecurity } from '../security/http.ts';
 import { createHttpApp } from './http.ts';
 import { jobRoutes } from './jobs.ts';
-import { JobListResponse, JobResponse, UploadResponse } from './schemas.ts';
+import { ExportStateResponse, JobListResponse, JobResponse, UploadResponse } from './schemas.ts';
 import { uploadRoutes } from './uploads.ts';
 import { voiceRoutes, type VoiceRoutesOptions } from './voices.ts';
 import { webAppRoutes } from './web-app.ts';
@@ -42,6 +42,7 @@ export async function buildServiceApp(opts: ServiceAppOptions): Promise<FastifyI
   app.addSchema(JobResponse);
   app.addSchema(JobListResponse);
   app.addSchema(UploadResponse);
+  app.addSchema(ExportStateResponse);
   const service = new JobService(opts.stores, opts.storage, opts.log, {
     maxActiveJobsPerOwner: opts.security.maxActiveJobsPerToken,
     cloning: opts.speech.gpuServerUrls.length > 0,

@@ -103,6 +103,49 @@ export async function jobRoutes(app: FastifyInstance, opts: { service: JobServic
     },
   );
 
+  app.post(
+    '/api/jobs/:job_id/export-epub',
+    {
+      schema: {
+        summary: 'Export a lip-sync reader job as a read-along EPUB 3',
+        description:
+          "For a completed lip-sync reader job, or a stopped one with pages done: starts an on-demand task (on the job queue) that builds an EPUB 3 with Media Overlays from the job's narration.mp3, timeline.json and document, and answers 202 with the export state. Called again while the export is running or done, it starts nothing and answers the current state; after a failed export it starts again. Other pipelines, formats and job states → 409 with the reason. The presenter video is left out on purpose.",
+        params: IdParams,
+        response: { 202: { $ref: 'ExportState#' }, ...errors(404, 409) },
+      },
+    },
+    async (req, reply) => reply.code(202).send(await service.exportEpub((req.params as Params).job_id)),
+  );
+
+  app.get(
+    '/api/jobs/:job_id/export-epub/status',
+    {
+      schema: {
+        summary: "The job's EPUB export state",
+        description: 'From config_json: epub_export_status (running | done | failed, or null before any export), the output file when done, the error when failed.',
+        params: IdParams,
+        response: { 200: { $ref: 'ExportState#' }, ...errors(404) },
+      },
+    },
+    async (req) => service.exportStatus((req.params as Params).job_id),
+  );
+
+  app.get(
+    '/api/jobs/:job_id/export-epub/download',
+    {
+      schema: {
+        summary: 'Download the exported EPUB',
+        description: 'application/epub+zip, as an attachment named after the uploaded document, with Range support. 409 until export_status is done.',
+        params: IdParams,
+        response: { 200: { type: 'string', format: 'binary', description: 'The EPUB' }, 206: { type: 'string', format: 'binary' }, ...errors(404, 409, 416) },
+      },
+    },
+    async (req, reply) => {
+      const out = await service.exportFile((req.params as Params).job_id);
+      return sendFile(req, reply, out.path, out.contentType, out.filename);
+    },
+  );
+
   app.get(
     '/api/jobs/:job_id/files/*',
     {

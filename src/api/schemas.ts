@@ -103,3 +103,14 @@ export const Detail = Type.Object({ detail: Type.String() });
 export function errors(...codes: number[]): Record<number, TSchema> {
   return Object.fromEntries(codes.map((c) => [c, Type.Ref('Error')]));
 }
+
+export const ExportStateResponse = Type.Object(
+  {
+    export_status: Type.Union([Type.Literal('running'), Type.Literal('done'), Type.Literal('failed'), Type.Null()], {
+      description: 'config_json.epub_export_status; null before any export was requested',
+    }),
+    export_output: Type.Union([Type.String(), Type.Null()], { description: 'The exported file in the job\'s output dir, once done' }),
+    export_error: Type.Union([Type.String(), Type.Null()], { description: 'One line, when the export failed' }),
+  },
+  { $id: 'ExportState' },
+);

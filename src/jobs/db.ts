@@ -41,6 +41,8 @@ export interface UploadsTable {
 export interface QueueTasksTable {
   id: Generated<number>;
   job_id: string;
+  /** TaskKind: 'pipeline' or 'export-epub' (migration 2). */
+  kind: Generated<'pipeline' | 'export-epub'>;
   state: 'queued' | 'leased' | 'done' | 'failed';
   owner: string | null;
   lease_until: number | null;
@@ -203,6 +205,13 @@ const MIGRATIONS: Migration[] = [
           .execute();
         await s.createIndex('events_job_idx').on('events').columns(['job_id', 'id']).execute();
       }
+    },
+  },
+  {
+    // Task kinds: the on-demand EPUB export runs on the same durable queue as pipeline jobs.
+    version: 2,
+    async up(s, _db, { dialect }) {
+      if (dialect === 'sqlite') await s.alterTable('queue_tasks').addColumn('kind', 'text', (c) => c.notNull().defaultTo('pipeline')).execute();
     },
   },
 ];

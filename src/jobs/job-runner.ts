@@ -13,6 +13,7 @@ import { createPresenterGenerator, type PresenterHandle } from '../pipelines/pre
 import { createLocalSpeech, type Speech } from '../speech/local.ts';
 import { createRemoteSpeech } from '../speech/remote.ts';
 import type { Storage } from '../storage.ts';
+import { runEpubExport } from './epub-export.ts';
 import { cancelKey } from './job-service.ts';
 import type { JobRecord, Progress, Stores, TaskContext } from './types.ts';
 import { cloneReference, engineVoice } from '../voices/resolve.ts';
@@ -41,7 +42,10 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
     speech.catch(() => (speech = null)); // let a later job retry a failed start
     return speech;
   };
-  await stores.queue.consume((jobId, task) => runJob(jobId, task, opts, getSpeech), config.workerConcurrency);
+  await stores.queue.consume(
+    (jobId, task) => (task.kind === 'export-epub' ? runEpubExport(jobId, task, opts) : runJob(jobId, task, opts, getSpeech)),
+    config.workerConcurrency,
+  );
   log.info({ concurrency: config.workerConcurrency, mode: stores.mode }, 'worker consuming');
   return {
     async close() {

@@ -9,6 +9,7 @@ import { isId, type Storage } from '../storage.ts';
 import type { JobCreateRequest } from '../api/schemas.ts';
 import type { JobRecord, JobStatus, Stores, UploadRecord } from './types.ts';
 import { cloneReference } from '../voices/resolve.ts';
+import { EXPORTABLE_STATUSES, exportRefusal, exportState, type ExportState } from './epub-export.ts';
 
 /** Seconds a stop request's cancel flag lives (spec §8). */
 export const CANCEL_FLAG_TTL_SECONDS = 24 * 60 * 60;
@@ -190,9 +191,60 @@ export class JobService {
     } catch {
       throw conflict(`job ${id}'s output file is missing`);
     }
+    return { path: file, filename: `${this.documentStem(job)}${path.extname(file)}`, contentType: contentTypeFor(file) };
+  }
+
+  /**
+   * Starts the EPUB export of a finished lip-sync reader job, or answers the export already
+   * running or done. The claim is one conditional update of config_json, so of any number of
+   * concurrent requests exactly one enqueues the task; a failed export may be started again.
+   */
+  async exportEpub(id: string): Promise<ExportState> {
+    const job = await this.get(id);
+    const refusal = exportRefusal(job);
+    if (refusal) throw conflict(refusal);
+    const claimed = await this.stores.jobs.mergeConfigIf(
+      id,
+      { statuses: EXPORTABLE_STATUSES, key: 'epub_export_status', values: [null, 'failed'] },
+      { epub_export_status: 'running', epub_export_error: null, epub_export_output: null, epub_export_started_at: new Date().toISOString(), epub_export_finished_at: null },
+    );
+    if (!claimed) {
+      const cur = await this.get(id);
+      const state = exportState(cur);
+      if (state.export_status === 'running' || state.export_status === 'done') return state;
+      throw conflict(exportRefusal(cur) ?? `job ${id}'s export could not be started`);
+    }
+    try {
+      const taskId = await this.stores.queue.enqueue(String(id), 'export-epub');
+      await this.stores.jobs.mergeConfig(id, { epub_export_task_id: taskId });
+    } catch (err) {
+      await this.stores.jobs.mergeConfig(id, { epub_export_status: 'failed', epub_export_error: 'could not dispatch the export to the queue' });
+      throw err;
+    }
+    this.log.info({ job_id: id }, 'EPUB export started');
+    return exportState(claimed);
+  }
+
+  async exportStatus(id: string): Promise<ExportState> {
+    return exportState(await this.get(id));
+  }
+
+  /** The exported EPUB; 409 until the export is done. */
+  async exportFile(id: string): Promise<OutputFile> {
+    const job = await this.get(id);
+    const state = exportState(job);
+    if (state.export_status !== 'done' || !state.export_output) {
+      throw conflict(`job ${id}'s EPUB export is ${state.export_status ?? 'not started'}; download it once export_status is done`);
+    }
+    const dir = this.storage.outputDir(id);
+    const file = path.resolve(dir, state.export_output);
+    if (!file.startsWith(dir + path.sep) || !fs.existsSync(file)) throw conflict(`job ${id}'s exported EPUB is missing`);
+    return { path: file, filename: `${this.documentStem(job)}.epub`, contentType: contentTypeFor(file) };
+  }
+
+  private documentStem(job: JobRecord): string {
     const docName = (job.config_json.document as { original_name?: string } | undefined)?.original_name ?? 'lectern';
-    const stem = path.parse(docName).name.replace(/[^\p{L}\p{N}._ -]+/gu, '_').slice(0, 120) || 'lectern';
-    return { path: file, filename: `${stem}${path.extname(file)}`, contentType: contentTypeFor(file) };
+    return path.parse(docName).name.replace(/[^\p{L}\p{N}._ -]+/gu, '_').slice(0, 120) || 'lectern';
   }
 
   /**

@@ -154,6 +154,57 @@ export class KyselyJobStore implements JobStore {
     });
   }
 
+  async mergeConfigIf(
+    id: string,
+    when: { statuses: readonly JobStatus[]; key: string; values: ReadonlyArray<string | null> },
+    patch: Record<string, unknown>,
+  ): Promise<JobRecord | null> {
+    if (when.statuses.length === 0 || when.values.length === 0) return null;
+    const now = new Date().toISOString();
+    const values = when.values.filter((v): v is string => v !== null);
+    const allowNull = when.values.includes(null);
+    if (this.conn.dialect === 'postgres') {
+      // One UPDATE … WHERE on the jsonb key: PostgreSQL re-checks the row after a concurrent update.
+      const current = sql`config_json->>${when.key}`;
+      const tests = [...(allowNull ? [sql`${current} is null`] : []), ...(values.length ? [sql`${current} in (${sql.join(values)})`] : [])];
+      const row = await this.db
+        .updateTable('jobs')
+        .set({ config_json: sql`config_json || ${JSON.stringify(patch)}::jsonb`, updated_at: now })
+        .where('id', '=', id)
+        .where('status', 'in', [...when.statuses])
+        .where(sql<boolean>`(${sql.join(tests, sql` or `)})`)
+        .returningAll()
+        .executeTakeFirst();
+      return row ? toJob(row) : null;
+    }
+    // SQLite: check and write under the file's write lock, like mergeConfig.
+    return this.db.connection().execute(async (c) => {
+      await sql`begin immediate`.execute(c);
+      try {
+        const cur = await c.selectFrom('jobs').select(['config_json', 'status']).where('id', '=', id).executeTakeFirst();
+        let row: Selectable<JobsTable> | undefined;
+        if (cur && when.statuses.includes(cur.status as JobStatus)) {
+          const config = json<Record<string, unknown>>(cur.config_json);
+          const value = config[when.key];
+          const matches = value === undefined || value === null ? allowNull : typeof value === 'string' && values.includes(value);
+          if (matches) {
+            row = await c
+              .updateTable('jobs')
+              .set({ config_json: JSON.stringify({ ...config, ...patch }), updated_at: now })
+              .where('id', '=', id)
+              .returningAll()
+              .executeTakeFirst();
+          }
+        }
+        await sql`commit`.execute(c);
+        return row ? toJob(row) : null;
+      } catch (err) {
+        await sql`rollback`.execute(c);
+        throw err;
+      }
+    });
+  }
+
   async deleteJob(id: string): Promise<boolean> {
     const r = await this.db.deleteFrom('jobs').where('id', '=', id).executeTakeFirst();
     return Number(r.numDeletedRows) > 0;

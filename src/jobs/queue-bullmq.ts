@@ -5,7 +5,7 @@
 import { Job, Queue, WaitingError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Logger } from '../log.ts';
-import type { TaskHandler, TaskQueue } from './types.ts';
+import type { TaskHandler, TaskKind, TaskQueue } from './types.ts';
 
 export const QUEUE_NAME = 'lectern-jobs';
 
@@ -20,6 +20,8 @@ export interface BullQueueOptions {
 
 interface TaskData {
   jobId: string;
+  /** Absent on tasks queued before task kinds existed: those are pipeline runs. */
+  kind?: TaskKind;
 }
 
 const OK = Symbol('ok');
@@ -58,8 +60,8 @@ export class BullTaskQueue implements TaskQueue {
     this.closeRequested = new Promise((resolve) => (this.requestClose = () => resolve(CLOSING)));
   }
 
-  async enqueue(jobId: string): Promise<string> {
-    const job = await this.queue.add('run', { jobId }, {
+  async enqueue(jobId: string, kind: TaskKind = 'pipeline'): Promise<string> {
+    const job = await this.queue.add(kind === 'pipeline' ? 'run' : kind, { jobId, kind }, {
       attempts: 1, // a handler that throws has failed the job: no automatic retry
       removeOnComplete: { age: 24 * 3600, count: 10_000 },
       removeOnFail: { age: 7 * 24 * 3600, count: 10_000 },
@@ -94,6 +96,7 @@ export class BullTaskQueue implements TaskQueue {
         this.running.set(taskId, { controller });
         const run: Promise<Outcome> = handler(job.data.jobId, {
           taskId,
+          kind: job.data.kind ?? 'pipeline',
           attempt: Math.max(1, job.attemptsStarted),
           signal: controller.signal,
         }).then(

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Logger } from '../log.ts';
 import type { Connection } from './db.ts';
-import type { TaskHandler, TaskQueue } from './types.ts';
+import type { TaskHandler, TaskKind, TaskQueue } from './types.ts';
 
 /** Same-process wake-ups keyed by database file, so an enqueue starts the job without waiting for a poll. */
 const wakeups = new EventEmitter();
@@ -55,11 +55,11 @@ export class SqliteTaskQueue implements TaskQueue {
     return this.conn.db;
   }
 
-  async enqueue(jobId: string): Promise<string> {
+  async enqueue(jobId: string, kind: TaskKind = 'pipeline'): Promise<string> {
     const now = new Date().toISOString();
     const row = await this.db
       .insertInto('queue_tasks')
-      .values({ job_id: jobId, state: 'queued', owner: null, lease_until: null, attempts: 0, created_at: now, updated_at: now })
+      .values({ job_id: jobId, kind, state: 'queued', owner: null, lease_until: null, attempts: 0, created_at: now, updated_at: now })
       .returning('id')
       .executeTakeFirstOrThrow();
     wakeups.emit(this.conn.location);
@@ -123,7 +123,7 @@ export class SqliteTaskQueue implements TaskQueue {
         while (!this.closed && this.running.size < this.concurrency) {
           const leased = await this.lease();
           if (!leased) break;
-          this.start(leased.id, leased.job_id, leased.attempts, leased.owner);
+          this.start(leased.id, leased.job_id, leased.kind, leased.attempts, leased.owner);
         }
       } while (this.refill && !this.closed);
     } catch (err) {
@@ -143,24 +143,24 @@ export class SqliteTaskQueue implements TaskQueue {
    * blocked (a busy machine) is still being worked on here, and its next heartbeat renews it.
    * Taking it again would run the same job twice at once.
    */
-  private async lease(): Promise<{ id: string; job_id: string; attempts: number; owner: string } | null> {
+  private async lease(): Promise<{ id: string; job_id: string; kind: TaskKind; attempts: number; owner: string } | null> {
     const owner = randomUUID();
     const now = Date.now();
     const mine = [...this.running.keys()].map(Number);
     const notMine = mine.length > 0 ? sql`and id not in (${sql.join(mine)})` : sql``;
-    const row = await sql<{ id: number; job_id: string; attempts: number }>`
+    const row = await sql<{ id: number; job_id: string; kind: TaskKind; attempts: number }>`
       update queue_tasks
          set state = 'leased', owner = ${owner}, lease_until = ${now + this.opts.leaseMs},
              attempts = attempts + 1, updated_at = ${new Date(now).toISOString()}
        where id = (select id from queue_tasks
                     where (state = 'queued' or (state = 'leased' and lease_until < ${now})) ${notMine}
                     order by id limit 1)
-      returning id, job_id, attempts`.execute(this.db);
+      returning id, job_id, kind, attempts`.execute(this.db);
     const r = row.rows[0];
-    return r ? { id: String(r.id), job_id: r.job_id, attempts: Number(r.attempts), owner } : null;
+    return r ? { id: String(r.id), job_id: r.job_id, kind: r.kind, attempts: Number(r.attempts), owner } : null;
   }
 
-  private start(taskId: string, jobId: string, attempt: number, owner: string): void {
+  private start(taskId: string, jobId: string, kind: TaskKind, attempt: number, owner: string): void {
     const controller = new AbortController();
     const heartbeat = setInterval(() => {
       this.db
@@ -180,7 +180,7 @@ export class SqliteTaskQueue implements TaskQueue {
     const done = (async () => {
       let state: 'done' | 'failed' = 'done';
       try {
-        await this.handler!(jobId, { taskId, attempt, signal: controller.signal });
+        await this.handler!(jobId, { taskId, kind, attempt, signal: controller.signal });
       } catch (err) {
         state = 'failed';
         if (!this.closed) this.opts.log?.warn({ err, taskId, jobId }, 'task handler failed');

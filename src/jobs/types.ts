@@ -71,6 +71,12 @@ export interface JobStore {
   transition(id: string, from: readonly JobStatus[], patch: JobPatch & { status: JobStatus }): Promise<JobRecord | null>;
   /** Shallow-merges keys into config_json atomically (concurrent mergers never lose each other's keys). */
   mergeConfig(id: string, patch: Record<string, unknown>): Promise<JobRecord | null>;
+  /**
+   * Compare-and-set on one config_json key: merges the patch only while the job's status is one
+   * of `when.statuses` and config_json[when.key] is one of `when.values` (null: the key is
+   * absent or null). Of two racing calls exactly one applies; returns the new record, or null.
+   */
+  mergeConfigIf(id: string, when: { statuses: readonly JobStatus[]; key: string; values: ReadonlyArray<string | null> }, patch: Record<string, unknown>): Promise<JobRecord | null>;
   deleteJob(id: string): Promise<boolean>;
   /** Pending + running jobs whose config_json.created_by is `owner` (null: jobs created without authentication). */
   countActiveJobs(owner: string | null): Promise<number>;
@@ -84,9 +90,14 @@ export interface JobStore {
   close(): Promise<void>;
 }
 
+/** What a task does with its job: run the job's pipeline, or export a finished job as EPUB on demand. */
+export const TASK_KINDS = ['pipeline', 'export-epub'] as const;
+export type TaskKind = (typeof TASK_KINDS)[number];
+
 export interface TaskContext {
   /** The queue's id of this task (what the job stores as worker_task_id). */
   taskId: string;
+  kind: TaskKind;
   /** 1 on the first run; more after a crashed worker's task was recovered. */
   attempt: number;
   /** Aborted when the worker shuts down (the task goes back to the queue). */
@@ -96,8 +107,8 @@ export interface TaskContext {
 export type TaskHandler = (jobId: string, ctx: TaskContext) => Promise<void>;
 
 export interface TaskQueue {
-  /** Dispatches a task carrying the job id (a string); returns the task id. */
-  enqueue(jobId: string): Promise<string>;
+  /** Dispatches a task carrying the job id (a string) and its kind (default `pipeline`); returns the task id. */
+  enqueue(jobId: string, kind?: TaskKind): Promise<string>;
   /**
    * Starts consuming with `concurrency` tasks at once. A task whose worker died
    * (no heartbeat within the lease / BullMQ stalled check) is handed out again.

@@ -24,6 +24,7 @@ const loaders: Record<PipelineType, Partial<Record<string, Loader>>> = {
   highlight: {
     mp4: async () => (await import('./highlight.ts')).highlightPipeline,
     reader: async () => (await import('./highlight.ts')).highlightPipeline,
+    epub: async () => (await import('./highlight-epub.ts')).highlightEpubPipeline,
   },
   lipsync: {
     reader: async () => (await import('./lipsync.ts')).lipsyncPipeline,
