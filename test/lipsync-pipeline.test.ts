@@ -15,6 +15,7 @@ import { createLogger } from '../src/log.ts';
 import { ffprobe } from '../src/media/ffmpeg.ts';
 import type { RunningService } from '../src/service.ts';
 import { makePdf } from './helpers/make-documents.ts';
+import { epubcheck, readZipEntries } from './helpers/epub-inspect.ts';
 import { json, testEnv, upload, waitFor, type TestEnv } from './helpers/service.ts';
 
 const VIDEO = fs.readFileSync(path.join(import.meta.dirname, 'fixtures/video/presenter.mp4'));
@@ -41,6 +42,25 @@ async function download(url: string, id: string, dir: string): Promise<string> {
   const file = path.join(dir, `${id}-${name}`);
   fs.writeFileSync(file, Buffer.from(await res.arrayBuffer()));
   return file;
+}
+
+/** POST export-epub, wait for it, download the book and validate it; returns the book's content pages. */
+async function exportAndCheckEpub(url: string, id: string, dir: string): Promise<string[]> {
+  const post = await json(url, 'POST', `/api/jobs/${id}/export-epub`);
+  expect(post.status).toBe(202);
+  const state = await waitFor(async () => {
+    const s = (await json(url, 'GET', `/api/jobs/${id}/export-epub/status`)).body;
+    return s.export_status === 'running' ? null : s;
+  }, 180_000, 'the EPUB export');
+  expect(state).toMatchObject({ export_status: 'done', export_error: null });
+  const res = await fetch(`${url}/api/jobs/${id}/export-epub/download`);
+  expect(res.status).toBe(200);
+  expect(res.headers.get('content-type')).toBe('application/epub+zip');
+  const file = path.join(dir, `${id}.epub`);
+  fs.writeFileSync(file, Buffer.from(await res.arrayBuffer()));
+  const { summary, output } = await epubcheck(file);
+  expect(summary, output).toBe('Messages: 0 fatals / 0 errors / 0 warnings / 0 infos');
+  return (await readZipEntries(file)).map((e) => e.name).filter((n) => /page-\d+\.xhtml$/.test(n));
 }
 
 async function zipEntries(file: string): Promise<string[]> {
@@ -138,7 +158,13 @@ describe('lip-sync reader pipeline through the job API (embedded, eSpeak, viseme
     const names = await zipEntries(file);
     expect(names.some((n) => /presenter\.mp4$/.test(n))).toBe(true);
     expect(names.some((n) => /narration\.mp3$/.test(n))).toBe(true);
-  }, 320_000);
+
+    // The read-along EPUB export of this real job: validates, one content page per page, and
+    // reuses the job's narration (the TTS cache gains nothing).
+    const cached = fs.readdirSync(path.join(t.dataDir, 'cache', 'tts')).length;
+    expect(await exportAndCheckEpub(url, job.id, tmp)).toHaveLength(3);
+    expect(fs.readdirSync(path.join(t.dataDir, 'cache', 'tts')).length).toBe(cached);
+  }, 420_000);
 
   it('stops during page 2 of 3: the job ends stopped with the pages done, and the download works', async () => {
     const created = await json(url, 'POST', '/api/jobs', {
@@ -167,7 +193,9 @@ describe('lip-sync reader pipeline through the job API (embedded, eSpeak, viseme
     expect((await zipEntries(file)).some((n) => /presenter\.mp4$/.test(n))).toBe(true);
     // A stopped job cannot be stopped again.
     expect((await json(url, 'POST', `/api/jobs/${id}/stop`)).status).toBe(409);
-  }, 320_000);
+    // Its EPUB export holds exactly the pages done.
+    expect(await exportAndCheckEpub(url, id, tmp)).toHaveLength(job.config_json.pages_done);
+  }, 420_000);
 
   it('format=mp4: the presenter composited over the highlight video at the chosen corner and scale', async () => {
     const twoPages = (await upload(url, 'two.pdf', makePdf({ pages: PAGES.slice(0, 2).map((text) => [{ text, x: 72, y: 700, size: 14 }]) }))).body.id;
