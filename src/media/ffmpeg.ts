@@ -46,6 +46,63 @@ export function ffmpeg(args: string[], opts: { input?: Buffer; signal?: AbortSig
   return runTool(tools.ffmpeg, ['-hide_banner', '-loglevel', 'error', '-nostdin', ...args], { ...opts, what: 'ffmpeg' });
 }
 
+/** An ffmpeg process fed through stdin as the data is made (frames too many to hold or stage). */
+export interface FfmpegInput {
+  /** Resolves once the pipe takes the chunk (waits while the pipe is full); rejects if ffmpeg has ended. */
+  write(chunk: Buffer): Promise<void>;
+  /** Closes stdin and waits for ffmpeg to finish. */
+  end(): Promise<RunResult>;
+  /** Stops ffmpeg (an error elsewhere): end() then rejects. */
+  kill(): void;
+}
+
+export function ffmpegInput(args: string[], opts: { signal?: AbortSignal } = {}): FfmpegInput {
+  const child = spawn(tools.ffmpeg, ['-hide_banner', '-loglevel', 'error', ...args], { stdio: ['pipe', 'ignore', 'pipe'], signal: opts.signal });
+  const err: Buffer[] = [];
+  child.stderr.on('data', (b: Buffer) => err.push(b));
+  let exited = false;
+  const done = new Promise<RunResult>((resolve, reject) => {
+    child.on('error', (e: NodeJS.ErrnoException) => {
+      exited = true;
+      reject(e.code === 'ENOENT' ? new ToolMissingError(`ffmpeg is not installed (looked for "${tools.ffmpeg}"); run "npm run setup" or set the path in the environment`) : e);
+    });
+    child.on('close', (code, sig) => {
+      exited = true;
+      const stderr = Buffer.concat(err).toString('utf8');
+      if (code === 0) return resolve({ stdout: Buffer.alloc(0), stderr });
+      const last = stderr.trim().split('\n').filter(Boolean).pop() ?? '';
+      reject(new Error(`ffmpeg failed (${sig ?? `exit ${code}`}): ${last}`));
+    });
+  });
+  done.catch(() => {}); // surfaced by write() or end()
+  child.stdin.on('error', () => {}); // EPIPE when ffmpeg exits early: its own error is the one to report
+  return {
+    write(chunk) {
+      if (exited || child.stdin.destroyed) return done.then(() => Promise.reject(new Error('ffmpeg ended before its input did')));
+      if (child.stdin.write(chunk)) return Promise.resolve();
+      return new Promise<void>((resolve, reject) => {
+        const onDrain = () => {
+          child.off('close', onClose);
+          resolve();
+        };
+        const onClose = () => {
+          child.stdin.off('drain', onDrain);
+          done.then(() => reject(new Error('ffmpeg ended before its input did')), reject);
+        };
+        child.stdin.once('drain', onDrain);
+        child.once('close', onClose);
+      });
+    },
+    end() {
+      child.stdin.end();
+      return done;
+    },
+    kill() {
+      if (!exited) child.kill('SIGKILL');
+    },
+  };
+}
+
 export interface ProbeResult {
   durationSeconds: number;
   formatName: string;

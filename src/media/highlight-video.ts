@@ -3,19 +3,19 @@
 // text here.
 //
 // Why it is fast: the picture only changes when the spoken word does (2–3 times a second),
-// so each distinct (page, word) state is drawn once, handed to ffmpeg as a raw PAM frame
-// (PNG encoding would cost 70 ms a frame) in an ffconcat list with its duration, and
-// encoded as variable-frame-rate H.264 whose timestamps all sit on the 1/fps grid: x264
-// encodes one frame per state instead of `fps` identical frames a second. States go in
-// batches (bounded temp disk); the next batch is drawn while ffmpeg encodes the last, and
-// the segments are joined with the narration at the end without re-encoding.
+// so each distinct (page, word) state is one frame of variable-frame-rate H.264 whose
+// timestamps all sit on the 1/fps grid: x264 encodes one frame per state instead of `fps`
+// identical frames a second. A page (or screen of text) is drawn and converted to yuv420p
+// once; each state is a copy of it with only the word's box drawn and converted again. The
+// frames stream with their timestamps (raw video in Matroska) through a pipe into one
+// ffmpeg that encodes them and muxes the narration: no frame files, no second pass.
 import fs from 'node:fs';
-import path from 'node:path';
 import { createCanvas, loadImage, type Canvas, type SKRSContext2D } from '@napi-rs/canvas';
 import { sourceWords, type DocumentModel, type WordBox } from '../documents/model.ts';
 import type { TimelineWord } from '../pipelines/narrate-document.ts';
 import { JobCancelled } from '../pipelines/types.ts';
-import { ffmpeg, ffprobe } from './ffmpeg.ts';
+import { ffmpegInput, ffprobe } from './ffmpeg.ts';
+import { mkvRawFramePrefix, mkvRawHeader } from './raw-video-mkv.ts';
 
 export interface HighlightVideoOptions {
   doc: DocumentModel;
@@ -31,8 +31,6 @@ export interface HighlightVideoOptions {
   onProgress?: (done: number, total: number) => void;
   /** Polled between batches: true stops the render (the pipeline's stop request) with JobCancelled. */
   cancelled?: () => Promise<boolean>;
-  /** Where frames and segments are staged (default: beside outPath); removed afterwards. */
-  workDir?: string;
 }
 
 export interface HighlightVideoResult {
@@ -47,7 +45,8 @@ export interface VideoState {
   frames: number;
 }
 
-const BATCH = 48; // states per segment at most: fewer ffmpeg start-ups (48 × 3.7 MB of PAM frames at 720p)
+/** Progress is reported, and a stop request polled, every this many pictures. */
+const PROGRESS_EVERY = 48;
 export const HIGHLIGHT_FILL = 'rgba(255, 208, 0, 0.55)';
 export const HIGHLIGHT_EDGE = '#e07b00';
 
@@ -99,9 +98,24 @@ export function pdfView(img: { width: number; height: number }, frame: { width: 
   return { scale, x, y: -scroll, scroll };
 }
 
+interface Rect {
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+}
+
+/** A picture: a full-frame base (the same object while it stays on screen) with the spoken word's boxes over it. */
+interface Picture {
+  base: Canvas;
+  boxes: Rect[];
+  /** The boxes' edge width in pixels. */
+  line: number;
+}
+
 interface Painter {
-  /** Draws the picture for timeline word `i` (-1: before the first word) into ctx. */
-  paint(ctx: SKRSContext2D, i: number): Promise<void>;
+  /** The picture for timeline word `i` (-1: before the first word). */
+  picture(i: number): Promise<Picture>;
   close(): Promise<void>;
 }
 
@@ -114,87 +128,125 @@ export async function renderHighlightVideo(o: HighlightVideoOptions): Promise<Hi
   }
   const duration = (await ffprobe(o.audioPath)).durationSeconds;
   const states = planStates(o.timeline, duration, fps);
-  const frameBytes = width * height * 4;
-  // Frames go through memory (tmpfs) where there is one: writing 3.7 MB a state to a disk
-  // cost more system time than drawing it. Two batches in flight stay under ~400 MB.
-  const batchSize = Math.max(4, Math.min(BATCH, Math.floor(200e6 / frameBytes)));
-  const work = o.workDir ?? (await defaultWorkDir(o.outPath));
-  await fs.promises.rm(work, { recursive: true, force: true });
-  await fs.promises.mkdir(work, { recursive: true });
-
+  const frameBytes = (width * height * 3) / 2;
   const painter = o.doc.format === 'pdf' ? await pdfPainter(o.doc, width, height) : textPainter(o.doc, width, height);
-  const canvas = createCanvas(width, height);
-  const ctx = canvas.getContext('2d');
-  const header = Buffer.from(`P7\nWIDTH ${width}\nHEIGHT ${height}\nDEPTH 4\nMAXVAL 255\nTUPLTYPE RGB_ALPHA\nENDHDR\n`, 'latin1');
-  const segments: Array<{ file: string; frames: number }> = [];
-  let encoding: Promise<unknown> = Promise.resolve();
+  const tmp = `${o.outPath}.tmp.mp4`;
+  // One ffmpeg for the whole video, the narration muxed in as it goes. VFR on the 1/fps
+  // grid; no B-frames; stillimage tuning suits text that holds still between highlights. A
+  // keyframe every 48 pictures (~15 s of narration) keeps seeking quick. `veryfast` stays:
+  // with frames piped, x264 is no longer most of the time, and `ultrafast` was only ~25 %
+  // faster for a file 2.6× the size. The frames are BT.601 limited range (rgbaToYuv420),
+  // tagged so.
+  const encoder = ffmpegInput(
+    ['-y', '-f', 'matroska', '-i', 'pipe:0', '-i', o.audioPath, '-map', '0:v:0', '-map', '1:a:0', '-r', String(fps), '-fps_mode', 'vfr',
+      '-c:v', 'libx264', '-preset', 'veryfast', '-tune', 'stillimage', '-crf', '22', '-bf', '0', '-g', '48', '-pix_fmt', 'yuv420p',
+      '-colorspace', 'smpte170m', '-color_primaries', 'smpte170m', '-color_trc', 'smpte170m', '-color_range', 'tv',
+      '-c:a', 'aac', '-b:a', '96k', '-movflags', '+faststart', '-f', 'mp4', tmp],
+    { signal: o.signal },
+  );
+  // The pipe holds the frame while ffmpeg reads it, so each frame is a buffer of its own;
+  // a couple may wait in the pipe while the next is drawn.
+  const writing: Array<Promise<void>> = [];
+  const send = async (frame: number, pixels: Buffer) => {
+    writing.push(encoder.write(mkvRawFramePrefix(frame / fps, frameBytes)), encoder.write(pixels));
+    while (writing.length > 4) await writing.shift();
+  };
+  let base: Canvas | null = null;
+  let baseYuv = Buffer.alloc(0);
+  let at = 0;
+  let pixels = Buffer.alloc(0);
   try {
-    for (let b = 0; b * batchSize < states.length; b++) {
-      const batch = states.slice(b * batchSize, (b + 1) * batchSize);
-      if (await o.cancelled?.()) throw new JobCancelled();
-      const dir = path.join(work, `b${b}`);
-      await fs.promises.mkdir(dir);
-      const list = ['ffconcat version 1.0'];
-      for (const [k, s] of batch.entries()) {
-        o.signal?.throwIfAborted();
-        await painter.paint(ctx, s.word);
-        const file = `s${k}.pam`;
-        const fh = await fs.promises.open(path.join(dir, file), 'w');
-        try {
-          await fh.writev([header, canvas.data()]);
-        } finally {
-          await fh.close();
-        }
-        // The concat demuxer gives the last entry one frame of its own: a state of n frames is
-        // listed for n−1 and repeated for the last, so the segment is exactly its frames long.
-        if (k === batch.length - 1 && s.frames > 1) list.push(`file ${file}`, `duration ${(s.frames - 1) / fps}`, `file ${file}`, `duration ${1 / fps}`);
-        else list.push(`file ${file}`, `duration ${s.frames / fps}`);
+    await encoder.write(mkvRawHeader(width, height, fps));
+    for (const [k, s] of states.entries()) {
+      if (k % PROGRESS_EVERY === 0) {
+        if (k > 0) o.onProgress?.(k, states.length);
+        if (await o.cancelled?.()) throw new JobCancelled();
       }
-      await fs.promises.writeFile(path.join(dir, 'list.ffconcat'), `${list.join('\n')}\n`);
-      const seg = path.join(work, `seg${String(b).padStart(5, '0')}.mp4`);
-      segments.push({ file: seg, frames: batch.reduce((n, s) => n + s.frames, 0) });
-      const done = Math.min(states.length, (b + 1) * batchSize);
-      // One batch encodes while the next is drawn.
-      await encoding;
-      encoding = encodeSegment(dir, seg, fps, o.signal).then(() => {
-        o.onProgress?.(done, states.length);
-        return fs.promises.rm(dir, { recursive: true, force: true });
-      });
-      encoding.catch(() => {}); // awaited on the next turn or below
+      o.signal?.throwIfAborted();
+      const pic = await painter.picture(s.word);
+      if (pic.base !== base) {
+        // A new page or screen: converted once, then each word's picture is a copy of it
+        // with only the box's pixels drawn again.
+        base = pic.base;
+        baseYuv = Buffer.allocUnsafe(frameBytes);
+        rgbaToYuv420(base.data(), width, height, baseYuv, width, height, 0, 0);
+      }
+      pixels = Buffer.allocUnsafe(frameBytes);
+      baseYuv.copy(pixels);
+      drawBoxes(pic, width, height, pixels);
+      await send(at, pixels);
+      at += s.frames;
     }
-    await encoding;
-    const joined = ['ffconcat version 1.0', ...segments.flatMap((s) => [`file ${path.basename(s.file)}`, `duration ${s.frames / fps}`])];
-    await fs.promises.writeFile(path.join(work, 'segments.ffconcat'), `${joined.join('\n')}\n`);
-    const tmp = `${o.outPath}.tmp.mp4`;
-    await ffmpeg(
-      ['-y', '-f', 'concat', '-safe', '0', '-i', path.join(work, 'segments.ffconcat'), '-i', o.audioPath, '-map', '0:v:0', '-map', '1:a:0', '-c:v', 'copy', '-c:a', 'aac', '-b:a', '96k', '-movflags', '+faststart', tmp],
-      { signal: o.signal },
-    );
+    // The last picture again on the last frame, so the stream lasts exactly to the end
+    // (each frame is shown for 1/fps, DefaultDuration, after its timestamp).
+    if (states.length && states.at(-1)!.frames > 1) await send(at - 1, pixels);
+    await Promise.all(writing.splice(0));
+    await encoder.end();
+    o.onProgress?.(states.length, states.length);
     await fs.promises.rename(tmp, o.outPath);
     return { duration, states: states.length };
   } finally {
-    await encoding.catch(() => {});
+    encoder.kill();
+    await Promise.allSettled(writing);
     await painter.close();
-    await fs.promises.rm(work, { recursive: true, force: true });
-    await fs.promises.rm(`${o.outPath}.tmp.mp4`, { force: true });
+    await fs.promises.rm(tmp, { force: true });
   }
 }
 
-/** /dev/shm when it exists (Linux), else a folder beside the output. */
-async function defaultWorkDir(outPath: string): Promise<string> {
-  const shm = '/dev/shm';
-  const ok = await fs.promises.access(shm, fs.constants.W_OK).then(() => true, () => false);
-  return ok ? fs.promises.mkdtemp(path.join(shm, 'lectern-highlight-')) : `${outPath}.work`;
+/**
+ * The picture's boxes drawn over the base in a small canvas covering them (with the edge and
+ * its antialiasing), converted and put into the frame: the rest of the frame is the base's.
+ */
+function drawBoxes(pic: Picture, width: number, height: number, frame: Buffer) {
+  if (pic.boxes.length === 0) return;
+  const m = pic.line + 2;
+  // Even edges: a 2×2 chroma block is either all base or all drawn here.
+  const x0 = Math.max(0, Math.floor(Math.min(...pic.boxes.map((b) => b.x)) - m) & ~1);
+  const y0 = Math.max(0, Math.floor(Math.min(...pic.boxes.map((b) => b.y)) - m) & ~1);
+  const x1 = Math.min(width, (Math.ceil(Math.max(...pic.boxes.map((b) => b.x + b.w)) + m) + 1) & ~1);
+  const y1 = Math.min(height, (Math.ceil(Math.max(...pic.boxes.map((b) => b.y + b.h)) + m) + 1) & ~1);
+  if (x1 <= x0 || y1 <= y0) return;
+  const patch = createCanvas(x1 - x0, y1 - y0);
+  const ctx = patch.getContext('2d');
+  ctx.drawImage(pic.base, -x0, -y0);
+  ctx.translate(-x0, -y0);
+  for (const b of pic.boxes) highlightRect(ctx, b.x, b.y, b.w, b.h, pic.line);
+  rgbaToYuv420(patch.data(), x1 - x0, y1 - y0, frame, width, height, x0, y0);
 }
 
-function encodeSegment(dir: string, out: string, fps: number, signal?: AbortSignal) {
-  // VFR on the 1/fps grid; no B-frames so segments join cleanly by stream copy;
-  // stillimage tuning suits text that holds still between highlights.
-  return ffmpeg(
-    ['-y', '-f', 'concat', '-safe', '0', '-i', path.join(dir, 'list.ffconcat'), '-vf', 'format=yuv420p', '-r', String(fps), '-fps_mode', 'vfr',
-      '-c:v', 'libx264', '-preset', 'veryfast', '-tune', 'stillimage', '-crf', '22', '-bf', '0', '-an', out],
-    { signal },
-  );
+/**
+ * RGBA (w×h, both even) into the yuv420p frame (fw×fh) at (dx, dy) (even): BT.601 limited
+ * range, chroma the mean of each 2×2 block — what ffmpeg's own conversion made, done here
+ * because a page is converted once and then only the box's pixels are.
+ */
+function rgbaToYuv420(src: Uint8Array, w: number, h: number, frame: Uint8Array, fw: number, fh: number, dx: number, dy: number) {
+  const uPlane = fw * fh;
+  const vPlane = uPlane + (fw * fh) / 4;
+  const cw = fw / 2;
+  for (let y = 0; y < h; y += 2) {
+    const r0 = y * w * 4;
+    const r1 = r0 + w * 4;
+    const yo0 = (dy + y) * fw + dx;
+    const yo1 = yo0 + fw;
+    const co = ((dy + y) / 2) * cw + dx / 2;
+    for (let x = 0; x < w; x += 2) {
+      const a = r0 + x * 4;
+      const b = r1 + x * 4;
+      const ra = src[a]!, ga = src[a + 1]!, ba = src[a + 2]!;
+      const rb = src[a + 4]!, gb = src[a + 5]!, bb = src[a + 6]!;
+      const rc = src[b]!, gc = src[b + 1]!, bc = src[b + 2]!;
+      const rd = src[b + 4]!, gd = src[b + 5]!, bd = src[b + 6]!;
+      frame[yo0 + x] = ((66 * ra + 129 * ga + 25 * ba + 128) >> 8) + 16;
+      frame[yo0 + x + 1] = ((66 * rb + 129 * gb + 25 * bb + 128) >> 8) + 16;
+      frame[yo1 + x] = ((66 * rc + 129 * gc + 25 * bc + 128) >> 8) + 16;
+      frame[yo1 + x + 1] = ((66 * rd + 129 * gd + 25 * bd + 128) >> 8) + 16;
+      const r = ra + rb + rc + rd;
+      const g = ga + gb + gc + gd;
+      const bl = ba + bb + bc + bd;
+      frame[uPlane + co + x / 2] = ((-38 * r - 74 * g + 112 * bl + 512) >> 10) + 128;
+      frame[vPlane + co + x / 2] = ((112 * r - 94 * g - 18 * bl + 512) >> 10) + 128;
+    }
+  }
 }
 
 function highlightRect(ctx: SKRSContext2D, x: number, y: number, w: number, h: number, line: number) {
@@ -218,9 +270,11 @@ async function pdfPainter(doc: DocumentModel, width: number, height: number): Pr
   let scaled: Canvas | null = null;
   let img = { width: 0, height: 0 };
   let scroll = 0;
+  let base: Canvas | null = null;
+  let baseAt = '';
   const bg = '#5f6b76';
   return {
-    async paint(ctx, i) {
+    async picture(i) {
       const w = words[Math.max(0, i)]!;
       if (w.page !== page) {
         const image = await loadImage(await renderPage(doc, w.page, 1400));
@@ -239,13 +293,23 @@ async function pdfPainter(doc: DocumentModel, width: number, height: number): Pr
       const norm = boxes.map((b) => ({ x: b.x / p.width!, y: b.y / p.height!, width: b.width / p.width!, height: b.height / p.height! }));
       const v = pdfView(img, { width, height }, norm[0] ?? null, scroll);
       scroll = v.scroll;
-      ctx.fillStyle = bg;
-      ctx.fillRect(0, 0, width, height);
-      ctx.drawImage(scaled!, v.x, v.y);
+      if (`${page}:${v.y}` !== baseAt) {
+        // The page at this scroll, framed: the base of every word's picture until it turns.
+        base = createCanvas(width, height);
+        const ctx = base.getContext('2d');
+        ctx.fillStyle = bg;
+        ctx.fillRect(0, 0, width, height);
+        ctx.drawImage(scaled!, v.x, v.y);
+        baseAt = `${page}:${v.y}`;
+      }
       const pw = scaled!.width;
       const ph = scaled!.height;
       const pad = Math.max(2, Math.round(pw / 400));
-      for (const b of norm) highlightRect(ctx, v.x + b.x * pw - pad, v.y + b.y * ph - pad, b.width * pw + 2 * pad, b.height * ph + 2 * pad, Math.max(2, Math.round(width / 640)));
+      return {
+        base: base!,
+        boxes: norm.map((b) => ({ x: v.x + b.x * pw - pad, y: v.y + b.y * ph - pad, w: b.width * pw + 2 * pad, h: b.height * ph + 2 * pad })),
+        line: Math.max(2, Math.round(width / 640)),
+      };
     },
     close: () => closeRendering(doc),
   };
@@ -265,7 +329,7 @@ interface Screen {
 /**
  * Text, Markdown and EPUB chapters laid out into screens of readable text (a serif at 1/22
  * of the frame height, about 65 characters a line); each chapter starts a new screen. A
- * screen is drawn once, then each state is that screen plus the word's highlight.
+ * screen is drawn once, the base of each of its words' pictures.
  */
 function textPainter(doc: DocumentModel, width: number, height: number): Painter {
   const size = Math.round(height / 22);
@@ -324,7 +388,7 @@ function textPainter(doc: DocumentModel, width: number, height: number): Painter
   let cached = -1;
   let base: Canvas | null = null;
   return {
-    async paint(ctx, i) {
+    async picture(i) {
       const p = placed[Math.max(0, i)];
       const s = p?.screen ?? 0;
       if (s !== cached) {
@@ -343,11 +407,12 @@ function textPainter(doc: DocumentModel, width: number, height: number): Painter
         b.fillText(`${s + 1} / ${screens.length}`, width - margin - size * 3, height - Math.round(height * 0.03));
         cached = s;
       }
-      ctx.drawImage(base!, 0, 0);
-      if (i >= 0 && p) {
-        const pad = Math.round(size * 0.12);
-        highlightRect(ctx, p.at.x - pad, p.at.y + (p.lineH - p.ascent) * 0.1, p.at.w + 2 * pad, p.lineH * 0.95, Math.max(2, Math.round(width / 640)));
-      }
+      const pad = Math.round(size * 0.12);
+      return {
+        base: base!,
+        boxes: i >= 0 && p ? [{ x: p.at.x - pad, y: p.at.y + (p.lineH - p.ascent) * 0.1, w: p.at.w + 2 * pad, h: p.lineH * 0.95 }] : [],
+        line: Math.max(2, Math.round(width / 640)),
+      };
     },
     close: async () => {},
   };
