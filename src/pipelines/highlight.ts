@@ -1,13 +1,11 @@
 // The highlight pipeline: the narrated document with the spoken word highlighted, as a
 // video (format=mp4) or as the offline reader ZIP (format=reader). Both start from the same
 // narration and write narration.mp3 / timeline.json / narration.vtt beside their output.
-import fs from 'node:fs';
 import path from 'node:path';
 import { renderHighlightVideo } from '../media/highlight-video.ts';
-import { buildReaderZip } from '../reader/build.ts';
-import { readerPages } from '../reader/pages.ts';
 import { writeNarrationFiles } from './narration-files.ts';
 import { narrateDocument } from './narrate-document.ts';
+import { writeReaderZip } from './reader-output.ts';
 import type { Pipeline, PipelineContext, PipelineResult } from './types.ts';
 
 export const VIDEO_DEFAULTS = { width: 1280, height: 720, fps: 24 };
@@ -45,25 +43,8 @@ export const highlightPipeline: Pipeline = {
       return { output: 'highlight.mp4', files: ['highlight.mp4', ...files.list], ...common, width, height, fps, states: video.states };
     }
 
-    const imageDir = path.join(ctx.outputDir, 'reader-pages');
-    try {
-      ctx.progress('pages', 0, doc.pages.length);
-      const pages = await readerPages(doc, { imageDir, signal: ctx.signal, onPage: (d, t) => ctx.progress('pages', d, t) });
-      ctx.progress('package', 0, 1);
-      await buildReaderZip({
-        outPath: path.join(ctx.outputDir, 'reader.zip'),
-        title: files.title ?? ctx.input.document.originalName,
-        author: doc.author,
-        language: doc.language ?? ctx.input.language,
-        audioFile: audioPath,
-        words: files.words,
-        duration: files.duration,
-        pages,
-      });
-      ctx.progress('package', 1, 1);
-    } finally {
-      await fs.promises.rm(imageDir, { recursive: true, force: true });
-    }
+    ctx.progress('pages', 0, doc.pages.length);
+    await writeReaderZip(ctx, doc, files, { onPage: (d, t) => ctx.progress('pages', d, t) });
     return { output: 'reader.zip', files: ['reader.zip', ...files.list], ...common };
   },
 };

@@ -9,8 +9,7 @@ import path from 'node:path';
 import { readDocument, type DocumentModel } from '../documents/model.ts';
 import { ffmpeg } from '../media/ffmpeg.ts';
 import { renderHighlightVideo } from '../media/highlight-video.ts';
-import { buildReaderZip } from '../reader/build.ts';
-import { readerPages } from '../reader/pages.ts';
+import { writeReaderZip } from './reader-output.ts';
 import { writeFileAtomic } from '../storage.ts';
 import { renderAudio, toWebVtt } from './audio.ts';
 import { VIDEO_DEFAULTS } from './highlight.ts';
@@ -186,25 +185,8 @@ export const lipsyncPipeline: Pipeline = {
     const presenterPath = path.join(ctx.outputDir, 'presenter.mp4');
 
     if (format === 'reader') {
-      const imageDir = path.join(ctx.outputDir, 'reader-pages');
-      try {
-        ctx.progress('package', 0, 1);
-        const pages = await readerPages(doc, { imageDir, signal: ctx.signal });
-        await buildReaderZip({
-          outPath: path.join(ctx.outputDir, 'reader.zip'),
-          title: a.title ?? ctx.input.document.originalName,
-          author: doc.author,
-          language: doc.language ?? ctx.input.language,
-          audioFile: audioPath,
-          words: a.words,
-          duration: a.duration,
-          pages,
-          presenter: { videoFile: presenterPath },
-        });
-        ctx.progress('package', 1, 1);
-      } finally {
-        await fs.promises.rm(imageDir, { recursive: true, force: true });
-      }
+      ctx.progress('package', 0, 1);
+      await writeReaderZip(ctx, doc, a, { presenterFile: presenterPath });
       return lipsyncResult(a, 'reader.zip', []);
     }
 
