@@ -7,6 +7,7 @@ import { Bench } from 'tinybench';
 import { PROJECT_ROOT, loadGpuServerConfig, parseArgs } from '../src/config.ts';
 import { createLogger } from '../src/log.ts';
 import { chooseBackend, startGpuServer } from '../src/gpu-server/index.ts';
+import { SENTENCES } from './sentences.ts';
 
 const { flags } = parseArgs(process.argv.slice(2));
 const MODELS = path.join(PROJECT_ROOT, 'models');
@@ -19,16 +20,6 @@ const intraOpThreads = flags['intra-op'] === undefined ? undefined : Number(flag
 const sessionBatch = flags['session-batch'] === undefined ? undefined : Number(flags['session-batch']);
 const CLIENTS = 32;
 const PER_CLIENT = 2;
-const SENTENCES = [
-  'The committee will meet again on Thursday to review the final budget proposal.',
-  'She opened the window and listened to the rain falling on the quiet street below.',
-  'Most of the early settlers arrived by boat after a long and difficult journey.',
-  'Please make sure that every chapter has a title before you export the book.',
-  'The results were surprising, and the team spent weeks checking the numbers again.',
-  'A small village lay at the foot of the mountain, hidden by a thick forest.',
-  'He explained the rules slowly, so that even the youngest players could follow.',
-  'When the lights went out, the whole audience fell silent for a moment.',
-];
 
 interface Run { seconds: number; latencies: number[]; requests: number }
 

@@ -18,6 +18,7 @@ import { ffmpeg } from '../src/media/ffmpeg.ts';
 import { planStates, renderHighlightVideo } from '../src/media/highlight-video.ts';
 import { narrateModel } from '../src/pipelines/narrate-document.ts';
 import { writeNarrationFiles } from '../src/pipelines/narration-files.ts';
+import { fillOptions } from '../src/pipelines/options.ts';
 import type { PipelineContext } from '../src/pipelines/types.ts';
 import { createLocalSpeech } from '../src/speech/local.ts';
 
@@ -36,7 +37,7 @@ async function narrated(name: string, doc: DocumentModel) {
   const outputDir = path.join(work, name);
   fs.mkdirSync(outputDir);
   const ctx: PipelineContext = {
-    input: { jobId: 'bench', document: { path: doc.path, originalName: path.basename(doc.path), contentType: '' }, language: 'en-US', voiceId: null, options: { format: 'mp4', speed: 1 }, title: null },
+    input: { jobId: 'bench', document: { path: doc.path, originalName: path.basename(doc.path), contentType: '' }, language: 'en-US', voiceId: null, options: fillOptions({ format: 'mp4', speed: 1 }), title: null },
     outputDir,
     cacheDir: path.join(work, 'cache'),
     speech,

@@ -12,6 +12,7 @@ import { createLogger } from '../src/log.ts';
 import { audioPipeline } from '../src/pipelines/audio.ts';
 import { lipsyncPipeline } from '../src/pipelines/lipsync.ts';
 import { createPresenterGenerator } from '../src/pipelines/presenter.ts';
+import { fillOptions, type OutputFormat } from '../src/pipelines/options.ts';
 import type { Pipeline, PipelineContext } from '../src/pipelines/types.ts';
 import { createLocalSpeech } from '../src/speech/local.ts';
 import { makePdf } from '../test/helpers/make-documents.ts';
@@ -28,7 +29,7 @@ const presenter = await createPresenterGenerator(config, log);
 let narrated = 0;
 let iteration = 0;
 
-async function run(p: Pipeline, format: string): Promise<void> {
+async function run(p: Pipeline, format: OutputFormat): Promise<void> {
   // A fresh dir per iteration: nothing of a previous run's files is touched while its ZIP may still be closing.
   const out = path.join(tmp, `out-${format}-${iteration++}`);
   const cache = path.join(tmp, `cache-${iteration}`);
@@ -39,7 +40,7 @@ async function run(p: Pipeline, format: string): Promise<void> {
       document: { path: pdf, originalName: 'three.pdf', contentType: 'application/pdf' },
       language: 'en-US',
       voiceId: null,
-      options: { format, speed: 1, lipsync_preset: 'fast' },
+      options: fillOptions({ format, speed: 1, lipsync_preset: 'fast' }),
       title: null,
       referenceVideo: path.join(root, 'test/fixtures/video/presenter.mp4'),
     },

@@ -14,6 +14,7 @@ import { readDocument } from '../src/documents/model.ts';
 import { createLogger } from '../src/log.ts';
 import { ffprobe } from '../src/media/ffmpeg.ts';
 import { audioPipeline } from '../src/pipelines/audio.ts';
+import { fillOptions } from '../src/pipelines/options.ts';
 import { createLocalSpeech } from '../src/speech/local.ts';
 import { makeEpub3 } from '../test/helpers/make-documents.ts';
 
@@ -23,7 +24,7 @@ const arg = process.argv.indexOf('--chapters');
 const chapters = arg > 0 ? Number(process.argv[arg + 1]) : 0;
 const backend = process.env.LECTERN_TTS_BACKEND ?? 'espeak';
 const fmtArg = process.argv.indexOf('--format');
-const format = fmtArg > 0 ? process.argv[fmtArg + 1]! : 'mp3';
+const format = fmtArg > 0 && process.argv[fmtArg + 1] === 'm4b' ? 'm4b' : 'mp3';
 
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'lectern-pipeline-bench-'));
 let input = BOOK;
@@ -53,7 +54,7 @@ let last = performance.now();
 let lastPhase = '';
 const t0 = performance.now();
 const result = await audioPipeline.run({
-  input: { jobId: 'bench', document: { path: input, originalName: path.basename(input), contentType: EPUB }, language: 'en-US', voiceId: null, options: { format, speed: 1 }, title: null },
+  input: { jobId: 'bench', document: { path: input, originalName: path.basename(input), contentType: EPUB }, language: 'en-US', voiceId: null, options: fillOptions({ format, speed: 1 }), title: null },
   outputDir: outDir,
   cacheDir: path.join(work, 'cache'),
   speech,

@@ -1,5 +1,5 @@
-// Job store latency with 10,000 jobs, both modes: getJob, listJobs(limit 100), and the
-// status-filtered list. Baseline: the same calls on a store holding 100 jobs, measured in
+// Job store latency with 10,000 jobs, both modes: getJob, listJobs(limit 100), the
+// status-filtered list, and one token's list (ten owners, the query's WHERE owner). Baseline: the same calls on a store holding 100 jobs, measured in
 // the same run, so the ratio shows whether the indexes keep the cost flat as the table grows.
 // Needs PostgreSQL (127.0.0.1:5432, database `test`) and Redis (127.0.0.1:6379) for the distributed rows.
 // Run: node --import tsx bench/stores.bench.ts
@@ -10,6 +10,7 @@ import pg from 'pg';
 import { Redis } from 'ioredis';
 import { Bench } from 'tinybench';
 import { loadServiceConfig } from '../src/config.ts';
+import { INTERNAL, tokenCaller } from '../src/core/caller.ts';
 import { createStores } from '../src/jobs/index.ts';
 import { JOB_STATUSES, type Stores } from '../src/jobs/types.ts';
 
@@ -30,7 +31,8 @@ async function seeded(mode: 'embedded' | 'distributed', n: number): Promise<Stor
     await Promise.all(
       Array.from({ length: Math.min(batch, n - i) }, async (_, k) => {
         const id = String(i + k + 1).padStart(8, '0');
-        await stores.jobs.createJob({ id, pipeline_type: 'audio', config_json: config, upload_ids: [`u${i + k}`] });
+        const owner = `user${(i + k) % 10}`;
+        await stores.jobs.createJob({ id, pipeline_type: 'audio', config_json: { ...config, created_by: owner }, upload_ids: [], owner }, INTERNAL);
         await stores.jobs.updateJob(id, { status: JOB_STATUSES[(i + k) % JOB_STATUSES.length]!, progress: { phase: 'render', current: 1, total: 1 } });
       }),
     );
@@ -46,18 +48,21 @@ for (const mode of ['embedded', 'distributed'] as const) {
   let i = 0;
   for (const [label, s, n] of [['100 jobs', small, 100], ['10000 jobs', big, 10_000]] as const) {
     bench.add(`${mode} getJob ${label}`, async () => {
-      await s.jobs.getJob(String((i++ % n) + 1).padStart(8, '0'));
+      await s.jobs.getJob(String((i++ % n) + 1).padStart(8, '0'), INTERNAL);
     });
     bench.add(`${mode} listJobs(limit 100) ${label}`, async () => {
-      await s.jobs.listJobs({ limit: 100, offset: 0 });
+      await s.jobs.listJobs({ limit: 100, offset: 0 }, INTERNAL);
     });
     bench.add(`${mode} listJobs(status=completed, limit 100) ${label}`, async () => {
-      await s.jobs.listJobs({ status: 'completed', limit: 100, offset: 0 });
+      await s.jobs.listJobs({ status: 'completed', limit: 100, offset: 0 }, INTERNAL);
+    });
+    bench.add(`${mode} listJobs(one token's, limit 100) ${label}`, async () => {
+      await s.jobs.listJobs({ limit: 100, offset: 0 }, tokenCaller('user3', false));
     });
   }
   await bench.run();
   const stat = (name: string) => bench.tasks.find((t) => t.name === name)!.result!.latency;
-  for (const op of ['getJob', 'listJobs(limit 100)', 'listJobs(status=completed, limit 100)']) {
+  for (const op of ['getJob', 'listJobs(limit 100)', 'listJobs(status=completed, limit 100)', "listJobs(one token's, limit 100)"]) {
     const b = stat(`${mode} ${op} 10000 jobs`);
     const base = stat(`${mode} ${op} 100 jobs`);
     rows.push(

@@ -1,7 +1,7 @@
 // `lectern <command>`: one entry point for every process Lectern runs.
 import path from 'node:path';
 import { ConfigError, loadGpuServerConfig, loadServiceConfig, parseArgs, type Flags } from './config.ts';
-import { oneLine } from './errors.ts';
+import { oneLine } from './core/errors.ts';
 import { createLogger, type Logger } from './log.ts';
 
 const USAGE = `Usage: lectern <command> [options]
@@ -11,8 +11,10 @@ Commands:
                (--port 8000 --host 127.0.0.1 --data-dir ./data --no-worker)
   worker       a pipeline worker consuming the queue (distributed mode: any number)
   gpu-server   the GPU inference server
-               (--backend piper|espeak --device cpu|cuda --max-batch 8 --batch-window-ms 30
-                --host 127.0.0.1 --port 8100 --aligner dtw --lipsync-provider auto --workers N)
+               (--backend piper|espeak|process --device cpu|cuda --max-batch 8 --batch-window-ms 30
+                --host 127.0.0.1 --port 8100 --aligner auto --lipsync-provider auto --workers N)
+               any speech model: --backend process --tts-process 'python3 adapter.py'
+                (examples/tts-process/: the reference adapter and its protocol)
   run PIPELINE FILE
                one pipeline without the API: lectern run audio notes.md --out notes.mp3
                (--language en-US --voice ID --speed 1.0 --data-dir ./data --format FMT)
@@ -21,7 +23,8 @@ Commands:
 Security (serve, worker, gpu-server):
   Bearer tokens come from LECTERN_API_TOKENS / LECTERN_GPU_TOKENS (name:token,…) or
   --tokens-file FILE (one name:token per line). Without tokens a server listens on
-  loopback only, unless --insecure is given.
+  loopback only, unless --insecure is given. Each token sees only the jobs and uploads
+  it made; names in LECTERN_API_ADMINS (comma-separated) see everything.
   SIGTERM: stop accepting, let requests finish (LECTERN_SHUTDOWN_GRACE_MS), hand running
   jobs back to the queue.
 
@@ -75,7 +78,7 @@ async function serve(flags: Flags): Promise<number> {
   const log = createLogger(config.logLevel, 'lectern');
   const { startService } = await import('./service.ts');
   const svc = await startService(config, log);
-  process.stderr.write(`lectern: serving on ${svc.url} (${svc.stores.mode} mode, data in ${config.dataDir})\n`);
+  process.stderr.write(`lectern: serving on ${svc.url} (${svc.stores.mode} mode, files in ${svc.storage.where})\n`);
   return untilSignal(log, () => svc.close());
 }
 

@@ -3,6 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { LecternError } from './core/errors.ts';
 import { isLoopback, parseTokens, tokenEntry, type TokenEntry } from './security/tokens.ts';
 
 export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -46,6 +47,27 @@ export interface ServiceConfig {
   gpuServerToken: string | null;
   /** SIGTERM: how long requests in flight (and running tasks) get before connections are cut. */
   shutdownGraceMs: number;
+  storage: StorageConfig;
+}
+
+/** Where uploads and outputs live: the data dir, or an S3-compatible bucket (LECTERN_STORAGE_URL). */
+export interface StorageConfig {
+  /** null → the local data dir. */
+  s3: {
+    bucket: string;
+    prefix: string;
+    /** AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL; set → path-style addressing. */
+    endpoint: string | null;
+    region: string | null;
+    /** From AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY(/AWS_SESSION_TOKEN); null → the SDK's chain (profiles, instance roles). */
+    credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string } | null;
+  } | null;
+  /** LECTERN_STORAGE_DOWNLOAD: `redirect` to a presigned URL (default) or `proxy` through the API. */
+  download: 'redirect' | 'proxy';
+  /** LECTERN_STORAGE_LINK_EXPIRES_S: lifetime of presigned download URLs (default 300). */
+  linkExpiresSeconds: number;
+  /** LECTERN_STORAGE_SWEEP_INTERVAL_S: how often `serve` removes orphaned objects (default 3600; 0 → start-up only). */
+  sweepIntervalSeconds: number;
 }
 
 /** Who may call a server, and how much. */
@@ -61,6 +83,8 @@ export interface ServerSecurity {
 }
 
 export interface ServiceSecurity extends ServerSecurity {
+  /** Token names that see and act on every job and upload (LECTERN_API_ADMINS); every other token sees its own. */
+  admins: string[];
   /** Origins allowed by CORS; empty → no CORS headers at all. */
   corsOrigins: string[];
   /** Requests per minute per token (per IP with authentication off) on /api/*; 0 → no limit. */
@@ -92,12 +116,20 @@ export interface GpuServerConfig {
   lipsyncCommandTimeoutMs: number;
   /** Transcription engine (`auto` → whisper when its model is installed, else pocketsphinx). */
   transcriber: string;
+  /** JSON table of OpenAI voice names → Lectern voice ids for /v1/audio/speech (voices/openai-voices.json). */
+  openaiVoices: string;
   logLevel: string;
   security: ServerSecurity;
   /** Records in the lip-sync table before POST /lipsync answers 503. */
   maxLipsyncJobs: number;
   /** SIGTERM: how long running lip-sync jobs may finish before they are cancelled. */
   shutdownGraceMs: number;
+  /** `--backend process`: the operator's model program (a shell command line), started once per pool slot. */
+  ttsProcess: string | null;
+  /** Longest a request waits for a free model process, and longest a process may take to answer a batch. */
+  ttsProcessTimeoutMs: number;
+  /** Longest a model process may take to load its model and say hello. */
+  ttsProcessStartTimeoutMs: number;
 }
 
 export interface ToolPaths {
@@ -106,8 +138,11 @@ export interface ToolPaths {
   espeak: string;
 }
 
-export class ConfigError extends Error {
+export class ConfigError extends LecternError {
   override name = 'ConfigError';
+  constructor(message: string) {
+    super('CONFIG', message);
+  }
 }
 
 function str(flags: Flags, flag: string, env: Env, envName: string): string | undefined {
@@ -153,6 +188,7 @@ export function loadServiceConfig(flags: Flags = {}, env: Env = process.env): Se
     throw new ConfigError('the distributed mode needs both LECTERN_DATABASE_URL and LECTERN_REDIS_URL (or neither, for the embedded default)');
   }
   const host = str(flags, 'host', env, 'LECTERN_HOST') ?? '127.0.0.1';
+  const apiSecurity = serverSecurity(flags, env, host, 'LECTERN_API_TOKENS', 'lectern serve');
   return {
     dataDir,
     host,
@@ -182,7 +218,8 @@ export function loadServiceConfig(flags: Flags = {}, env: Env = process.env): Se
     },
     logLevel: str(flags, 'log-level', env, 'LECTERN_LOG_LEVEL') ?? 'info',
     security: {
-      ...serverSecurity(flags, env, host, 'LECTERN_API_TOKENS', 'lectern serve'),
+      ...apiSecurity,
+      admins: adminNames(env, apiSecurity.tokens),
       corsOrigins: (env.LECTERN_CORS_ORIGINS ?? '').split(',').map((o) => o.trim().replace(/\/+$/, '')).filter(Boolean),
       rateLimitPerMinute: int(str(flags, 'rate-limit', env, 'LECTERN_RATE_LIMIT_PER_MINUTE'), 1200, 'LECTERN_RATE_LIMIT_PER_MINUTE', 0),
       maxActiveJobsPerToken: int(str(flags, 'max-active-jobs', env, 'LECTERN_MAX_ACTIVE_JOBS'), 20, 'LECTERN_MAX_ACTIVE_JOBS', 0),
@@ -190,6 +227,39 @@ export function loadServiceConfig(flags: Flags = {}, env: Env = process.env): Se
     },
     gpuServerToken: env.LECTERN_GPU_SERVER_TOKEN || null,
     shutdownGraceMs: int(str(flags, 'shutdown-grace-ms', env, 'LECTERN_SHUTDOWN_GRACE_MS'), 10_000, 'LECTERN_SHUTDOWN_GRACE_MS', 0),
+    storage: storageConfig(flags, env),
+  };
+}
+
+function storageConfig(flags: Flags, env: Env): StorageConfig {
+  const url = str(flags, 'storage-url', env, 'LECTERN_STORAGE_URL');
+  const download = str(flags, 'storage-download', env, 'LECTERN_STORAGE_DOWNLOAD') ?? 'redirect';
+  if (download !== 'redirect' && download !== 'proxy') throw new ConfigError(`LECTERN_STORAGE_DOWNLOAD must be redirect or proxy, got "${download}"`);
+  const common = {
+    download: download as StorageConfig['download'],
+    // At most 7 days: the longest a SigV4 presigned URL may live.
+    linkExpiresSeconds: int(str(flags, 'storage-link-expires-s', env, 'LECTERN_STORAGE_LINK_EXPIRES_S'), 300, 'LECTERN_STORAGE_LINK_EXPIRES_S', 1, 7 * 24 * 3600),
+    sweepIntervalSeconds: int(str(flags, 'storage-sweep-interval-s', env, 'LECTERN_STORAGE_SWEEP_INTERVAL_S'), 3600, 'LECTERN_STORAGE_SWEEP_INTERVAL_S', 0),
+  };
+  if (!url) return { s3: null, ...common };
+  // Bucket names (S3's rules): 3-63 lower-case letters, digits, dots and hyphens.
+  const m = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/(.*))?$/.exec(url);
+  if (!m) throw new ConfigError(`LECTERN_STORAGE_URL must be s3://BUCKET or s3://BUCKET/PREFIX, got "${url}"`);
+  const prefix = (m[2] ?? '').replace(/^\/+|\/+$/g, '');
+  if (prefix.split('/').some((p) => p === '.' || p === '..') || /\/\//.test(prefix)) throw new ConfigError(`LECTERN_STORAGE_URL has an invalid prefix "${prefix}"`);
+  const endpoint = env.AWS_ENDPOINT_URL_S3 || env.AWS_ENDPOINT_URL || null;
+  if (endpoint && !/^https?:\/\/[^/]+/.test(endpoint)) throw new ConfigError(`AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL must be an http(s):// URL, got "${endpoint}"`);
+  const keyId = env.AWS_ACCESS_KEY_ID;
+  const secret = env.AWS_SECRET_ACCESS_KEY;
+  return {
+    s3: {
+      bucket: m[1]!,
+      prefix,
+      endpoint,
+      region: env.AWS_REGION || env.AWS_DEFAULT_REGION || null,
+      credentials: keyId && secret ? { accessKeyId: keyId, secretAccessKey: secret, ...(env.AWS_SESSION_TOKEN ? { sessionToken: env.AWS_SESSION_TOKEN } : {}) } : null,
+    },
+    ...common,
   };
 }
 
@@ -230,19 +300,39 @@ function serverSecurity(flags: Flags, env: Env, host: string, envName: string, c
   return { tokens, insecure, metricsToken: metrics ? tokenEntry('metrics', metrics) : null, loopback };
 }
 
+/**
+ * LECTERN_API_ADMINS: comma-separated token names that see every job and upload. Each must
+ * name a configured token (a typo would otherwise leave the admin seeing only their own).
+ */
+function adminNames(env: Env, tokens: readonly TokenEntry[]): string[] {
+  const names = [...new Set((env.LECTERN_API_ADMINS ?? '').split(',').map((n) => n.trim()).filter(Boolean))];
+  if (names.length > 0 && tokens.length === 0) {
+    throw new ConfigError('LECTERN_API_ADMINS is set but there are no tokens (LECTERN_API_TOKENS): without authentication everyone sees everything already');
+  }
+  const unknown = names.filter((n) => !tokens.some((t) => t.name === n));
+  if (unknown.length > 0) throw new ConfigError(`LECTERN_API_ADMINS names ${unknown.map((n) => `"${n}"`).join(', ')}, which no token in LECTERN_API_TOKENS (or its file) is called`);
+  return names;
+}
+
 export function loadGpuServerConfig(flags: Flags = {}, env: Env = process.env): GpuServerConfig {
   const device = str(flags, 'device', env, 'LECTERN_GPU_DEVICE') ?? 'cpu';
   if (device !== 'cpu' && device !== 'cuda') throw new ConfigError(`--device must be cpu or cuda, got "${device}"`);
   const cores = Math.max(1, (globalThis as { navigator?: { hardwareConcurrency?: number } }).navigator?.hardwareConcurrency ?? 2);
   const host = str(flags, 'host', env, 'LECTERN_GPU_HOST') ?? '127.0.0.1';
+  const ttsProcess = str(flags, 'tts-process', env, 'LECTERN_TTS_PROCESS')?.trim() || null;
+  // A model program given alone means the process backend.
+  const backend = str(flags, 'backend', env, 'LECTERN_GPU_BACKEND') ?? (ttsProcess ? 'process' : null);
+  if (backend === 'process' && !ttsProcess) {
+    throw new ConfigError("--backend process needs the model program: --tts-process 'python3 my_adapter.py' or LECTERN_TTS_PROCESS (see examples/tts-process/)");
+  }
   return {
     host,
     port: int(str(flags, 'port', env, 'LECTERN_GPU_PORT'), 8100, 'port', 0, 65535),
-    backend: str(flags, 'backend', env, 'LECTERN_GPU_BACKEND') ?? null,
+    backend,
     device,
     maxBatch: int(str(flags, 'max-batch', env, 'LECTERN_GPU_MAX_BATCH'), 8, '--max-batch', 1, 256),
     batchWindowMs: int(str(flags, 'batch-window-ms', env, 'LECTERN_GPU_BATCH_WINDOW_MS'), 30, '--batch-window-ms', 0, 10_000),
-    aligner: str(flags, 'aligner', env, 'LECTERN_GPU_ALIGNER') ?? 'dtw',
+    aligner: str(flags, 'aligner', env, 'LECTERN_GPU_ALIGNER') ?? 'auto',
     lipsyncProvider: str(flags, 'lipsync-provider', env, 'LECTERN_GPU_LIPSYNC_PROVIDER') ?? 'auto',
     modelsDir: path.resolve(str(flags, 'models-dir', env, 'LECTERN_MODELS_DIR') ?? path.join(PROJECT_ROOT, 'models')),
     workers: int(str(flags, 'workers', env, 'LECTERN_GPU_WORKERS'), cores, '--workers', 1, 256),
@@ -253,10 +343,14 @@ export function loadGpuServerConfig(flags: Flags = {}, env: Env = process.env): 
     lipsyncCommandPresets: (str(flags, 'lipsync-presets', env, 'LECTERN_LIPSYNC_PRESETS') ?? 'default').split(',').map((p) => p.trim()).filter(Boolean),
     lipsyncCommandTimeoutMs: int(str(flags, 'lipsync-timeout-s', env, 'LECTERN_LIPSYNC_TIMEOUT_S'), 3600, '--lipsync-timeout-s', 1) * 1000,
     transcriber: str(flags, 'transcriber', env, 'LECTERN_GPU_TRANSCRIBER') ?? 'auto',
+    openaiVoices: path.resolve(str(flags, 'openai-voices', env, 'LECTERN_OPENAI_VOICES') ?? path.join(PROJECT_ROOT, 'voices', 'openai-voices.json')),
     logLevel: str(flags, 'log-level', env, 'LECTERN_LOG_LEVEL') ?? 'info',
     security: serverSecurity(flags, env, host, 'LECTERN_GPU_TOKENS', 'lectern gpu-server'),
     maxLipsyncJobs: int(str(flags, 'max-lipsync-jobs', env, 'LECTERN_GPU_MAX_LIPSYNC_JOBS'), 1000, 'LECTERN_GPU_MAX_LIPSYNC_JOBS', 1),
     shutdownGraceMs: int(str(flags, 'shutdown-grace-ms', env, 'LECTERN_SHUTDOWN_GRACE_MS'), 10_000, 'LECTERN_SHUTDOWN_GRACE_MS', 0),
+    ttsProcess,
+    ttsProcessTimeoutMs: int(str(flags, 'tts-process-timeout-s', env, 'LECTERN_TTS_PROCESS_TIMEOUT_S'), 120, '--tts-process-timeout-s', 1) * 1000,
+    ttsProcessStartTimeoutMs: int(str(flags, 'tts-process-start-timeout-s', env, 'LECTERN_TTS_PROCESS_START_TIMEOUT_S'), 600, '--tts-process-start-timeout-s', 1) * 1000,
   };
 }
 

@@ -8,7 +8,9 @@ import { startWorker, type RunningWorker } from './jobs/job-runner.ts';
 import type { Stores } from './jobs/types.ts';
 import type { Logger } from './log.ts';
 import { checkFfmpeg } from './media/ffmpeg.ts';
-import { Storage } from './storage.ts';
+import { isOrphanedScratch, type Storage } from './storage.ts';
+import { createStorage } from './storage/index.ts';
+import { startStorageSweeper } from './jobs/storage-sweep.ts';
 
 export interface RunningService {
   url: string;
@@ -19,11 +21,21 @@ export interface RunningService {
 
 async function prepare(config: ServiceConfig, log: Logger): Promise<{ stores: Stores; storage: Storage }> {
   await checkFfmpeg();
-  const storage = new Storage(config.dataDir);
+  // An unreachable store, a missing bucket or refused credentials stop start-up here, naming the bucket and endpoint.
+  const storage = createStorage(config);
   await storage.init();
-  // Half-written uploads from a crash are never referenced by a record: drop them.
-  for (const f of await fs.promises.readdir(storage.tmpDir)) await fs.promises.rm(`${storage.tmpDir}/${f}`, { recursive: true, force: true }).catch(() => undefined);
-  const stores = await createStores(config, log);
+  // Scratch folders and half-written local uploads of processes that died are never referenced by a record: drop them
+  // (those of processes still running on the same data dir stay).
+  for (const f of await fs.promises.readdir(storage.tmpDir)) {
+    if (isOrphanedScratch(f)) await fs.promises.rm(`${storage.tmpDir}/${f}`, { recursive: true, force: true }).catch(() => undefined);
+  }
+  let stores: Stores;
+  try {
+    stores = await createStores(config, log);
+  } catch (err) {
+    await storage.close();
+    throw err;
+  }
   return { stores, storage };
 }
 
@@ -40,11 +52,13 @@ export async function startService(config: ServiceConfig, log: Logger): Promise<
   });
   let worker: RunningWorker | null = null;
   if (config.embeddedWorker) worker = await startWorker({ config, stores, storage, log });
+  // Objects a crash left without their job or upload, and stale unfinished uploads.
+  const sweeper = startStorageSweeper(storage, stores.jobs, log, config.storage.sweepIntervalSeconds * 1000);
   await app.listen({ host: config.host, port: config.port });
   const addr = app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.port;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
-  log.info({ url, mode: stores.mode, data_dir: config.dataDir, worker: Boolean(worker) }, 'lectern serving');
+  log.info({ url, mode: stores.mode, data_dir: config.dataDir, storage: storage.where, worker: Boolean(worker) }, 'lectern serving');
   return {
     url,
     stores,
@@ -62,7 +76,9 @@ export async function startService(config: ServiceConfig, log: Logger): Promise<
       clearTimeout(force);
       log.info({ ms: Date.now() - t0 }, 'shutdown: HTTP closed; handing running tasks back to the queue');
       await worker?.close();
+      await sweeper.stop();
       await stores.close();
+      await storage.close();
     },
   };
 }
@@ -74,6 +90,7 @@ export async function startStandaloneWorker(config: ServiceConfig, log: Logger):
     async close() {
       await worker.close();
       await stores.close();
+      await storage.close();
     },
   };
 }

@@ -3,6 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { INTERNAL } from '../src/core/caller.ts';
 import { ffprobe } from '../src/media/ffmpeg.ts';
 import type { RunningService } from '../src/service.ts';
 import { json, MODES, readEvents, testEnv, upload, waitFor, type TestEnv } from './helpers/service.ts';
@@ -258,7 +259,7 @@ describe.each(MODES)('job API (%s)', (mode) => {
       // The stop rule on a pending lip-sync job record with no worker to run it (the real
       // pipeline's stop is in test/lipsync-pipeline.test.ts).
       const id = crypto.randomUUID();
-      await svc.stores.jobs.createJob({ id, pipeline_type: 'lipsync', config_json: { pipeline_type: 'lipsync' }, upload_ids: [] });
+      await svc.stores.jobs.createJob({ id, pipeline_type: 'lipsync', config_json: { pipeline_type: 'lipsync' }, upload_ids: [], owner: null }, INTERNAL);
       const stop = await json(url, 'POST', `/api/jobs/${id}/stop`);
       expect(stop).toMatchObject({ status: 200, body: { detail: 'stop requested' } });
       expect(await svc.stores.kv.get(`job:${id}:cancel`)).toBe('1');

@@ -7,7 +7,7 @@ import { loadImage, createCanvas } from '@napi-rs/canvas';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DocumentError, normaliseBox, readDocument, wordCount, type DocumentModel } from '../src/documents/model.ts';
 import { closeRendering, renderPage } from '../src/documents/pdf.ts';
-import { chunkSentences, splitSentences } from '../src/pipelines/segment.ts';
+import { chunkSentences, splitSentences } from '../src/speech/sentences.ts';
 import { tokenizeWords, utf8Bytes } from '../src/speech/words.ts';
 import { makeEpub3, makePdf, makeZip, PAGE_H, PAGE_W } from './helpers/make-documents.ts';
 
@@ -147,18 +147,22 @@ describe('PDF made here', () => {
     const doc = await readDocument(file, PDF);
     expectConsistent(doc);
     expect(doc).toMatchObject({ title: 'Small Report', author: 'Ada Tester', toc: [{ title: 'Introduction', page: 0, level: 1 }, { title: 'Results', page: 1, level: 1 }] });
-    expect(doc.pages.map((p) => p.blocks.map((b) => [b.kind, b.text]))).toEqual([
+    // Page numbers in the margin stay on the page as silent furniture (shown, never read).
+    expect(doc.pages.map((p) => p.blocks.map((b) => [b.kind, b.text, b.role ?? null]))).toEqual([
       [
-        ['heading', 'A Small Report'],
-        ['paragraph', 'The first paragraph has an example of a hyphen at a line end.'],
-        ['paragraph', 'A second paragraph stands apart.'],
+        ['heading', 'A Small Report', null],
+        ['paragraph', 'The first paragraph has an example of a hyphen at a line end.', null],
+        ['paragraph', 'A second paragraph stands apart.', null],
+        ['paragraph', '1', 'furniture'],
       ],
       [
-        ['heading', 'Results'],
-        ['paragraph', 'Everything worked (mostly), the end.'],
-        ['paragraph', '42'],
+        ['heading', 'Results', null],
+        ['paragraph', 'Everything worked (mostly), the end.', null],
+        ['paragraph', '42', null],
+        ['paragraph', '- 2 -', 'furniture'],
       ],
     ]);
+    expect(doc.pages.flatMap((p) => p.blocks.filter((b) => b.role === 'furniture').flatMap((b) => b.words.map((w) => w.silent)))).toEqual([true, true, true, true]);
     const example = doc.pages[0]!.blocks[1]!.words[5]!;
     expect(example.text).toBe('example');
     expect(example.boxes).toHaveLength(2);
@@ -170,7 +174,7 @@ describe('PDF made here', () => {
     expect(the.y).toBeCloseTo(PAGE_H - 660 - 0.8 * 12, 1);
     expect(the.height).toBeCloseTo(12 * 1.02, 1);
     expect(doc.pages[1]!.blocks[1]!.words[0]!.box!.x).toBeCloseTo(90, 1);
-    expect(expectBoxesInside(doc)).toBe(wordCount(doc) + 1);
+    expect(expectBoxesInside(doc)).toBe(wordCount(doc) + 1 + 4); // one word in two parts, four silent words
     expect(doc.pages[0]).toMatchObject({ width: PAGE_W, height: PAGE_H });
     // Helvetica is not embedded: the page renders with pdfjs's standard font data.
     const img = await loadImage(await renderPage(doc, 0, 700));

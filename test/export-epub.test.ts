@@ -12,8 +12,10 @@ import path from 'node:path';
 import { Queue } from 'bullmq';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { INTERNAL } from '../src/core/caller.ts';
 import { openSqlite } from '../src/jobs/db.ts';
 import type { JobStatus } from '../src/jobs/types.ts';
+import { outputKey } from '../src/storage.ts';
 import type { RunningService } from '../src/service.ts';
 import { epubcheck, findAll, inspectEpub, textOf, xml } from './helpers/epub-inspect.ts';
 import { DOCS, narrateForTest } from './helpers/narrated.ts';
@@ -71,11 +73,9 @@ describe.each(MODES)('EPUB export (%s)', (mode) => {
       document: { original_name: o.name, content_type: o.type },
       ...o.extra,
     };
-    await svc.stores.jobs.createJob({ id, pipeline_type: o.pipeline, config_json, upload_ids: [o.uploadId] });
+    await svc.stores.jobs.createJob({ id, pipeline_type: o.pipeline, config_json, upload_ids: [o.uploadId], owner: null }, INTERNAL);
     await svc.stores.jobs.updateJob(id, { status: o.status, finished_at: o.status === 'running' ? null : new Date().toISOString() });
-    const dir = svc.storage.outputDir(id);
-    fs.mkdirSync(dir, { recursive: true });
-    if (o.files) for (const f of ['narration.mp3', 'timeline.json', 'narration.vtt']) fs.copyFileSync(path.join(o.files, f), path.join(dir, f));
+    if (o.files) for (const f of ['narration.mp3', 'timeline.json', 'narration.vtt']) await svc.storage.putFile(outputKey(id, f), path.join(o.files, f), { contentType: 'application/octet-stream' });
     return id;
   }
 
@@ -202,7 +202,7 @@ describe.each(MODES)('EPUB export (%s)', (mode) => {
     expect(failed.export_error).toMatch(/narration\.mp3|timeline\.json/);
     expect((await json(url, 'GET', `/api/jobs/${id}/export-epub/download`)).status).toBe(409);
     // The files arrive (a restored output dir): a new POST starts a new export, which succeeds.
-    for (const f of ['narration.mp3', 'timeline.json']) fs.copyFileSync(path.join(welcomeDir, f), path.join(svc.storage.outputDir(id), f));
+    for (const f of ['narration.mp3', 'timeline.json']) await svc.storage.putFile(outputKey(id, f), path.join(welcomeDir, f), { contentType: 'application/octet-stream' });
     const again = await json(url, 'POST', `/api/jobs/${id}/export-epub`);
     expect(again).toMatchObject({ status: 202, body: { export_status: 'running', export_error: null } });
     await waitFor(async () => (await json(url, 'GET', `/api/jobs/${id}/export-epub/status`)).body.export_status === 'done', 60_000, 'the second export');

@@ -42,7 +42,7 @@ afterAll(async () => {
 describe('GPU client against the real GPU server', () => {
   it('health returns the server record', async () => {
     const h = await health(s.url);
-    expect(h).toMatchObject({ status: 'ok', backend: 'onnx-test', device: 'cpu', aligner: 'dtw' });
+    expect(h).toMatchObject({ status: 'ok', backend: 'onnx-test', device: 'cpu', aligner: 'auto' });
     expect(h.capabilities).toEqual(expect.arrayContaining(['synthesize', 'align', 'lipsync']));
   });
 

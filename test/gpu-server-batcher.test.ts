@@ -93,4 +93,32 @@ describe('MicroBatcher', () => {
     await advance(5);
     expect(await ok).toBe('c');
   });
+  it('a request whose signal aborts while it waits leaves the queue and is never dispatched', async () => {
+    const { b, calls } = make(8, 30);
+    const ac = new AbortController();
+    const p1 = b.submit('k', 'a');
+    const p2 = b.submit('k', 'b', ac.signal);
+    ac.abort(new Error('client went away'));
+    await expect(p2).rejects.toThrow('client went away');
+    expect(b.queued).toBe(1);
+    await advance(30);
+    expect(calls).toEqual([{ key: 'k', items: ['a'], at: 30 }]);
+    expect(await p1).toBe('A');
+    // already aborted: refused at once
+    await expect(b.submit('k', 'c', AbortSignal.abort(new Error('gone')))).rejects.toThrow('gone');
+  });
+
+  it('a run that returns a promise per item settles each request on its own; setMaxBatch changes the split', async () => {
+    const b = new MicroBatcher<string, string>({
+      maxBatch: 8,
+      windowMs: 10,
+      now: () => clock,
+      run: (_key, items) => items.map((i) => (i === 'bad' ? Promise.reject(new Error(`no ${i}`)) : Promise.resolve(i.toUpperCase()))),
+    });
+    b.setMaxBatch(2);
+    const ps = ['a', 'bad', 'c'].map((i) => b.submit('k', i).catch((e: Error) => e.message));
+    await advance(10);
+    expect(await Promise.all(ps)).toEqual(['A', 'no bad', 'C']);
+    expect(b.inFlight).toBe(0);
+  });
 });

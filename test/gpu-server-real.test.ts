@@ -55,6 +55,7 @@ describe.runIf(hasPiper)('GPU server with Piper (default backend when the voice 
       form.set('audio', new Blob([wav]), 'narration.wav');
       form.set('text', SENTENCE);
       form.set('language', 'en-US');
+      form.set('provider', 'dtw');
       const r = await fetch(`${srv.url}/align`, { method: 'POST', body: form });
       expect(r.status).toBe(200);
       const { words } = (await r.json()) as { words: Array<{ word: string; start: number; end: number }> };

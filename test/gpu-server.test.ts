@@ -30,7 +30,7 @@ describe('GPU server with the tiny ONNX test backend (max-batch 4, one worker)',
     expect(res.status).toBe(200);
     const h = (await res.json()) as Record<string, unknown>;
     for (const f of SPEC_HEALTH_FIELDS) expect(h).toHaveProperty(f);
-    expect(h).toMatchObject({ status: 'ok', backend: 'onnx-test', output_format: 'wav', max_chunk_bytes: 200, device: 'cpu', aligner: 'dtw', lipsync_provider: 'auto' });
+    expect(h).toMatchObject({ status: 'ok', backend: 'onnx-test', output_format: 'wav', max_chunk_bytes: 200, device: 'cpu', aligner: 'auto', lipsync_provider: 'auto' });
     expect(h.capabilities).toContain('synthesize');
     expect(h.capabilities).not.toContain('lipsync');
     expect(h).toMatchObject({ pool_size: 1, voice_cloning: false, max_batch: 4 });

@@ -12,22 +12,12 @@ import type { RunningService } from '../src/service.ts';
 import { DEFAULT_VOICES_DIR } from '../src/voices/manifest.ts';
 import { readReceived } from './helpers/gpu-clone-test-backend.ts';
 import { startTestGpuServer, type RunningGpuServer } from './helpers/gpu-server-fixture.ts';
-import { json, testEnv, upload, waitFor, type TestEnv } from './helpers/service.ts';
+import { jobFinished, json, testEnv, upload, type TestEnv } from './helpers/service.ts';
 
 const CLONE_BACKEND_URL = new URL('./helpers/gpu-clone-test-backend.ts', import.meta.url).href;
 const JFK = fs.readFileSync(path.join(import.meta.dirname, 'fixtures', 'speech', 'jfk.wav'));
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
-async function finished(url: string, id: string) {
-  return waitFor(
-    async () => {
-      const j = (await json(url, 'GET', `/api/jobs/${id}`)).body;
-      return j.status === 'completed' || j.status === 'failed' ? j : null;
-    },
-    180_000,
-    `job ${id} to finish`,
-  );
-}
 
 describe('voice cloning jobs without a GPU server', () => {
   let t: TestEnv;
@@ -78,7 +68,7 @@ describe('voice cloning jobs through a real GPU server (clone-test backend, no c
     expect(created.status).toBe(201);
     // creating the job transcribed nothing
     expect(await gpu.metric('lectern_gpu_requests_total', { route: '/transcribe' })).toBe(transcribedBefore);
-    const job = await finished(svc.url, created.body.id as string);
+    const job = await jobFinished(svc.url, created.body.id as string);
     expect(job.error).toBeNull();
     expect(job.status).toBe('completed');
     expect(job.config_json.ref_text_source).toBe('transcribed');
@@ -90,7 +80,7 @@ describe('voice cloning jobs through a real GPU server (clone-test backend, no c
       expect(r.refAudioSha256).toBe(sha(JFK));
       expect(r.refText).toBe(job.config_json.ref_text);
     }
-  });
+  }, 240_000); // its waits allow 180 s: a transcription and every chunk on a busy machine
 
   it('a bundled clone voice_id sends its clip and exact ref_text from the manifest', async () => {
     const manifest = JSON.parse(fs.readFileSync(path.join(DEFAULT_VOICES_DIR, 'manifest.json'), 'utf8')) as { voices: Array<{ id: string; ref_text: string; ref_audio?: string }> };
@@ -99,7 +89,7 @@ describe('voice cloning jobs through a real GPU server (clone-test backend, no c
     const doc = await upload(svc.url, 'c.md', 'Spoken in the reader’s voice.', 'text/markdown');
     const created = await json(svc.url, 'POST', '/api/jobs', { pipeline_type: 'audio', uploaded_file_id: doc.body.id, voice_id: voice.id });
     expect(created.status).toBe(201);
-    const job = await finished(svc.url, created.body.id as string);
+    const job = await jobFinished(svc.url, created.body.id as string);
     expect(job.error).toBeNull();
     const got = readReceived(gpu.tmp).filter((r) => r.text === 'Spoken in the reader’s voice.');
     expect(got.length).toBe(1);
@@ -113,7 +103,7 @@ describe('voice cloning jobs through a real GPU server (clone-test backend, no c
     const transcribedBefore = await gpu.metric('lectern_gpu_requests_total', { route: '/transcribe' });
     const refText = 'And so my fellow Americans, ask not what your country can do for you.';
     const created = await json(svc.url, 'POST', '/api/jobs', { pipeline_type: 'audio', uploaded_file_id: doc.body.id, ref_audio_file_id: ref.body.id, ref_text: refText });
-    const job = await finished(svc.url, created.body.id as string);
+    const job = await jobFinished(svc.url, created.body.id as string);
     expect(job.status).toBe('completed');
     expect(job.config_json.ref_text_source).toBeUndefined();
     expect(await gpu.metric('lectern_gpu_requests_total', { route: '/transcribe' })).toBe(transcribedBefore);

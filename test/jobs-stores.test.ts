@@ -9,8 +9,12 @@ import { afterAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { Redis } from 'ioredis';
 import { loadServiceConfig, PROJECT_ROOT, type ServiceConfig } from '../src/config.ts';
+import { sql } from 'kysely';
+import { tokenCaller, type Caller } from '../src/core/caller.ts';
+import { migrate, openPostgres, openSqlite } from '../src/jobs/db.ts';
 import { createStores } from '../src/jobs/index.ts';
-import type { JobEvent, Stores, TaskContext } from '../src/jobs/types.ts';
+import { INTERNAL } from '../src/core/caller.ts';
+import type { JobEvent, JobListQuery, Stores, TaskContext, UploadRecord } from '../src/jobs/types.ts';
 
 const PG_URL = 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS_URL = 'redis://127.0.0.1:6379';
@@ -42,6 +46,19 @@ async function openStores(config: ServiceConfig): Promise<Stores> {
   open.push(s);
   return s;
 }
+
+/** An upload row owned by `owner` (null: made without authentication, or before ownership). */
+const uploadRow = (id: string, owner: string | null): UploadRecord => ({
+  id,
+  original_name: `${id}.md`,
+  size_bytes: 10,
+  content_type: 'text/markdown; charset=utf-8',
+  kind: 'document',
+  path: `uploads/${id}.md`,
+  sha256: 'ab'.repeat(32),
+  owner,
+  created_at: new Date().toISOString(),
+});
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -83,14 +100,18 @@ describe.each<Mode>(['embedded', 'distributed'])('job stores (%s)', (mode) => {
     const [a, b, c] = await Promise.all([openStores(config), openStores(config), openStores(config)]);
     expect(a.mode).toBe(mode);
     await a.jobs.migrate();
-    await b.jobs.createJob({ id: 'j1', pipeline_type: 'audio', config_json: {}, upload_ids: [] });
-    expect((await c.jobs.getJob('j1'))?.id).toBe('j1');
+    await b.jobs.createJob({ id: 'j1', pipeline_type: 'audio', config_json: {}, upload_ids: [], owner: null }, INTERNAL);
+    expect((await c.jobs.getJob('j1', INTERNAL))?.id).toBe('j1');
     if (mode === 'embedded') expect(fs.existsSync(path.join(config.dataDir, 'lectern.db'))).toBe(true);
   });
 
   it('creates, reads, updates and deletes jobs and uploads', async () => {
     const s = await openStores(freshConfig(mode));
-    const created = await s.jobs.createJob({ id: 'job-a', pipeline_type: 'lipsync', config_json: { a: 1, nested: { x: [1, 2] } }, upload_ids: ['u1', 'u2'] });
+    for (const id of ['u1', 'u2']) await s.jobs.createUpload(uploadRow(id, null));
+    // A job naming an upload that does not exist is not created.
+    expect(await s.jobs.createJob({ id: 'job-x', pipeline_type: 'audio', config_json: {}, upload_ids: ['u1', 'gone'], owner: null }, INTERNAL)).toBeNull();
+    expect(await s.jobs.getJob('job-x', INTERNAL)).toBeNull();
+    const created = (await s.jobs.createJob({ id: 'job-a', pipeline_type: 'lipsync', config_json: { a: 1, nested: { x: [1, 2] } }, upload_ids: ['u1', 'u2'], owner: null }, INTERNAL))!;
     expect(created).toMatchObject({
       id: 'job-a',
       pipeline_type: 'lipsync',
@@ -106,27 +127,27 @@ describe.each<Mode>(['embedded', 'distributed'])('job stores (%s)', (mode) => {
     });
     expect(created.created_at).toMatch(ISO_MS);
     expect(created.updated_at).toMatch(ISO_MS);
-    expect(await s.jobs.getJob('job-a')).toEqual(created);
-    expect(await s.jobs.getJob('nope')).toBeNull();
+    expect(await s.jobs.getJob('job-a', INTERNAL)).toEqual(created);
+    expect(await s.jobs.getJob('nope', INTERNAL)).toBeNull();
 
     const started = new Date().toISOString();
     const upd = await s.jobs.updateJob('job-a', { status: 'running', progress: { phase: 'synthesize', current: 3, total: 9 }, started_at: started, attempts: 1, worker_task_id: '17' });
     expect(upd).toMatchObject({ status: 'running', progress: { phase: 'synthesize', current: 3, total: 9 }, started_at: started, attempts: 1, worker_task_id: '17' });
     expect(upd!.updated_at >= created.updated_at).toBe(true);
-    expect(await s.jobs.getJob('job-a')).toEqual(upd);
+    expect(await s.jobs.getJob('job-a', INTERNAL)).toEqual(upd);
     expect((await s.jobs.updateJob('job-a', { progress: null, error: 'one line' }))).toMatchObject({ progress: null, error: 'one line' });
     expect(await s.jobs.updateJob('nope', { status: 'failed' })).toBeNull();
 
-    expect(await s.jobs.deleteJob('job-a')).toBe(true);
-    expect(await s.jobs.deleteJob('job-a')).toBe(false);
-    expect(await s.jobs.getJob('job-a')).toBeNull();
+    expect(await s.jobs.deleteJob('job-a', INTERNAL)).toBe(true);
+    expect(await s.jobs.deleteJob('job-a', INTERNAL)).toBe(false);
+    expect(await s.jobs.getJob('job-a', INTERNAL)).toBeNull();
 
-    const up = { id: 'up-1', original_name: 'Book – ü.pdf', size_bytes: 5_000_000_000, content_type: 'application/pdf', kind: 'document' as const, path: 'uploads/up-1.pdf', sha256: 'ab'.repeat(32), created_at: new Date().toISOString() };
+    const up = { ...uploadRow('up-1', 'alice'), original_name: 'Book – ü.pdf', size_bytes: 5_000_000_000 };
     expect(await s.jobs.createUpload(up)).toEqual(up);
-    expect(await s.jobs.getUpload('up-1')).toEqual(up);
-    expect(await s.jobs.deleteUpload('up-1')).toBe(true);
-    expect(await s.jobs.getUpload('up-1')).toBeNull();
-    expect(await s.jobs.deleteUpload('up-1')).toBe(false);
+    expect(await s.jobs.getUpload('up-1', INTERNAL)).toEqual(up);
+    expect(await s.jobs.deleteUpload('up-1', INTERNAL)).toEqual({ outcome: 'deleted', upload: up });
+    expect(await s.jobs.getUpload('up-1', INTERNAL)).toBeNull();
+    expect(await s.jobs.deleteUpload('up-1', INTERNAL)).toEqual({ outcome: 'missing' });
   });
 
   it('lists newest first with status filter, pagination and total', async () => {
@@ -135,36 +156,36 @@ describe.each<Mode>(['embedded', 'distributed'])('job stores (%s)', (mode) => {
     for (let i = 0; i < 25; i++) {
       const id = `job-${String(i).padStart(3, '0')}`;
       ids.push(id);
-      await s.jobs.createJob({ id, pipeline_type: 'audio', config_json: { i }, upload_ids: [] });
+      await s.jobs.createJob({ id, pipeline_type: 'audio', config_json: { i }, upload_ids: [], owner: null }, INTERNAL);
     }
     const newestFirst = [...ids].reverse();
-    const page1 = await s.jobs.listJobs({ limit: 10, offset: 0 });
+    const page1 = await s.jobs.listJobs({ limit: 10, offset: 0 }, INTERNAL);
     expect(page1.total).toBe(25);
     expect(page1.jobs.map((j) => j.id)).toEqual(newestFirst.slice(0, 10));
-    const page3 = await s.jobs.listJobs({ limit: 10, offset: 20 });
+    const page3 = await s.jobs.listJobs({ limit: 10, offset: 20 }, INTERNAL);
     expect(page3.jobs.map((j) => j.id)).toEqual(newestFirst.slice(20));
-    expect((await s.jobs.listJobs({ limit: 10, offset: 30 })).jobs).toEqual([]);
+    expect((await s.jobs.listJobs({ limit: 10, offset: 30 }, INTERNAL)).jobs).toEqual([]);
 
     const running = ids.filter((_, i) => i % 3 === 0);
     for (const id of running) await s.jobs.updateJob(id, { status: 'running' });
-    const r = await s.jobs.listJobs({ status: 'running', limit: 5, offset: 2 });
+    const r = await s.jobs.listJobs({ status: 'running', limit: 5, offset: 2 }, INTERNAL);
     expect(r.total).toBe(running.length);
     expect(r.jobs.map((j) => j.id)).toEqual([...running].reverse().slice(2, 7));
     expect(r.jobs.every((j) => j.status === 'running')).toBe(true);
-    expect(await s.jobs.listJobs({ status: 'stopped', limit: 10, offset: 0 })).toEqual({ jobs: [], total: 0 });
+    expect(await s.jobs.listJobs({ status: 'stopped', limit: 10, offset: 0 }, INTERNAL)).toEqual({ jobs: [], total: 0 });
   });
 
   it('transition is a compare-and-set: of racing transitions exactly one wins', async () => {
     const s = await openStores(freshConfig(mode));
     for (let round = 0; round < 5; round++) {
       const id = `race-${round}`;
-      await s.jobs.createJob({ id, pipeline_type: 'audio', config_json: {}, upload_ids: [] });
+      await s.jobs.createJob({ id, pipeline_type: 'audio', config_json: {}, upload_ids: [], owner: null }, INTERNAL);
       const results = await Promise.all(
         Array.from({ length: 4 }, (_, i) => s.jobs.transition(id, ['pending'], { status: 'running', worker_task_id: `w${i}` })),
       );
       const winners = results.filter((r) => r !== null);
       expect(winners).toHaveLength(1);
-      expect((await s.jobs.getJob(id))?.worker_task_id).toBe(winners[0]!.worker_task_id);
+      expect((await s.jobs.getJob(id, INTERNAL))?.worker_task_id).toBe(winners[0]!.worker_task_id);
     }
     expect(await s.jobs.transition('race-0', ['pending'], { status: 'failed' })).toBeNull();
     const done = await s.jobs.transition('race-0', ['running', 'pending'], { status: 'completed', finished_at: new Date().toISOString() });
@@ -177,7 +198,7 @@ describe.each<Mode>(['embedded', 'distributed'])('job stores (%s)', (mode) => {
     const config = freshConfig(mode);
     const s = await openStores(config);
     const other = await openStores(config); // a second connection, as a separate worker would have
-    await s.jobs.createJob({ id: 'm', pipeline_type: 'lipsync', config_json: { keep: true, nested: { a: 1, b: 2 } }, upload_ids: [] });
+    await s.jobs.createJob({ id: 'm', pipeline_type: 'lipsync', config_json: { keep: true, nested: { a: 1, b: 2 } }, upload_ids: [], owner: null }, INTERNAL);
     await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? s : other).jobs.mergeConfig('m', { [`k${i}`]: i })));
     const after = await s.jobs.mergeConfig('m', { nested: { c: 3 }, nullable: null });
     expect(after!.config_json).toEqual({
@@ -191,16 +212,138 @@ describe.each<Mode>(['embedded', 'distributed'])('job stores (%s)', (mode) => {
 
   it('counts the jobs that use an upload', async () => {
     const s = await openStores(freshConfig(mode));
-    await s.jobs.createJob({ id: 'a', pipeline_type: 'audio', config_json: {}, upload_ids: ['u1'] });
-    await s.jobs.createJob({ id: 'b', pipeline_type: 'lipsync', config_json: {}, upload_ids: ['u1', 'u2', 'u3'] });
-    await s.jobs.createJob({ id: 'c', pipeline_type: 'audio', config_json: {}, upload_ids: [] });
+    for (const id of ['u1', 'u2', 'u3']) await s.jobs.createUpload(uploadRow(id, null));
+    await s.jobs.createJob({ id: 'a', pipeline_type: 'audio', config_json: {}, upload_ids: ['u1'], owner: null }, INTERNAL);
+    await s.jobs.createJob({ id: 'b', pipeline_type: 'lipsync', config_json: {}, upload_ids: ['u1', 'u2', 'u3'], owner: null }, INTERNAL);
+    await s.jobs.createJob({ id: 'c', pipeline_type: 'audio', config_json: {}, upload_ids: [], owner: null }, INTERNAL);
     expect(await s.jobs.countJobsUsingUpload('u1')).toBe(2);
     expect(await s.jobs.countJobsUsingUpload('u2')).toBe(1);
     expect(await s.jobs.countJobsUsingUpload('u')).toBe(0);
     expect(await s.jobs.countJobsUsingUpload('nobody')).toBe(0);
-    await s.jobs.deleteJob('b');
+    await s.jobs.deleteJob('b', INTERNAL);
     expect(await s.jobs.countJobsUsingUpload('u1')).toBe(1);
     expect(await s.jobs.countJobsUsingUpload('u2')).toBe(0);
+  });
+
+  it('ownership is a condition of every query: a token reads, lists, counts, uses and deletes only its own; an admin everything; rows without an owner are for admins only', async () => {
+    const s = await openStores(freshConfig(mode));
+    const alice = tokenCaller('alice', false);
+    const bob = tokenCaller('bob', false);
+    const root = tokenCaller('root', true);
+    for (const [id, owner] of [['ua', 'alice'], ['ub', 'bob'], ['ul', null]] as const) await s.jobs.createUpload(uploadRow(id, owner));
+    // A millisecond apart, so the newest-first order is the creation order (equal times would order by id).
+    const make = async (id: string, owner: string | null, caller: Caller, uploads: string[]) => {
+      await sleep(2);
+      return s.jobs.createJob({ id, pipeline_type: 'audio', config_json: { created_by: owner }, upload_ids: uploads, owner }, caller);
+    };
+    // Interleaved, so a page read first and filtered after would come out short.
+    for (let i = 0; i < 7; i++) {
+      expect(await make(`a${i}`, 'alice', alice, ['ua'])).not.toBeNull();
+      if (i < 4) expect(await make(`b${i}`, 'bob', bob, ['ub'])).not.toBeNull();
+      if (i < 2) expect(await make(`l${i}`, null, INTERNAL, ['ul'])).not.toBeNull();
+    }
+    // A token builds jobs on its own uploads only; an admin on anyone's.
+    expect(await make('x1', 'bob', bob, ['ua'])).toBeNull();
+    expect(await make('x2', 'bob', bob, ['ub', 'ul'])).toBeNull();
+    expect(await make('x3', 'root', root, ['ua', 'ub', 'ul'])).toMatchObject({ id: 'x3', owner: 'root' });
+    expect(await s.jobs.getJob('x1', INTERNAL)).toBeNull();
+
+    expect((await s.jobs.getJob('a0', alice))?.owner).toBe('alice');
+    expect(await s.jobs.getJob('a0', bob)).toBeNull();
+    expect((await s.jobs.getJob('a0', root))?.owner).toBe('alice');
+    expect(await s.jobs.getJob('l0', alice)).toBeNull();
+    expect((await s.jobs.getJob('l0', root))?.owner).toBeNull();
+    expect((await s.jobs.getUpload('ua', alice))?.owner).toBe('alice');
+    expect(await s.jobs.getUpload('ua', bob)).toBeNull();
+    expect(await s.jobs.getUpload('ul', alice)).toBeNull();
+    expect((await s.jobs.getUpload('ul', root))?.owner).toBeNull();
+
+    const ids = async (q: JobListQuery, c: Caller) => {
+      const r = await s.jobs.listJobs(q, c);
+      return { ids: r.jobs.map((j) => j.id), total: r.total };
+    };
+    expect(await ids({ limit: 3, offset: 0 }, alice)).toEqual({ ids: ['a6', 'a5', 'a4'], total: 7 });
+    expect(await ids({ limit: 3, offset: 3 }, alice)).toEqual({ ids: ['a3', 'a2', 'a1'], total: 7 });
+    expect(await ids({ limit: 3, offset: 6 }, alice)).toEqual({ ids: ['a0'], total: 7 });
+    expect(await ids({ limit: 10, offset: 0 }, bob)).toEqual({ ids: ['b3', 'b2', 'b1', 'b0'], total: 4 });
+    expect((await ids({ limit: 100, offset: 0 }, root)).total).toBe(14);
+    expect(await ids({ owner: 'bob', limit: 2, offset: 2 }, root)).toEqual({ ids: ['b1', 'b0'], total: 4 });
+    expect(await ids({ owner: 'bob', limit: 10, offset: 0 }, alice)).toEqual({ ids: [], total: 0 });
+    for (const id of ['a1', 'a2', 'b1', 'l1']) await s.jobs.updateJob(id, { status: 'running' });
+    expect(await ids({ status: 'running', limit: 10, offset: 0 }, alice)).toEqual({ ids: ['a2', 'a1'], total: 2 });
+    expect(await ids({ status: 'running', limit: 10, offset: 0 }, root)).toEqual({ ids: ['a2', 'l1', 'b1', 'a1'], total: 4 });
+    expect(await ids({ status: 'running', owner: 'alice', limit: 1, offset: 1 }, root)).toEqual({ ids: ['a1'], total: 2 });
+
+    // The active-job limit counts per owner; jobs without one count together.
+    expect(await s.jobs.countActiveJobs('alice')).toBe(7);
+    expect(await s.jobs.countActiveJobs('root')).toBe(1);
+    expect(await s.jobs.countActiveJobs(null)).toBe(2);
+
+    expect(await s.jobs.deleteJob('a0', bob)).toBe(false);
+    expect(await s.jobs.getJob('a0', INTERNAL)).not.toBeNull();
+    expect(await s.jobs.deleteUpload('ua', bob)).toEqual({ outcome: 'missing' });
+    expect(await s.jobs.deleteUpload('ul', alice)).toEqual({ outcome: 'missing' });
+    // In use by alice's 7 jobs and root's one: kept, whoever asks.
+    expect(await s.jobs.deleteUpload('ua', alice)).toEqual({ outcome: 'in-use', jobs: 8 });
+    expect(await s.jobs.deleteUpload('ul', root)).toEqual({ outcome: 'in-use', jobs: 3 });
+    expect(await s.jobs.deleteJob('a0', alice)).toBe(true);
+    expect(await s.jobs.deleteJob('b0', root)).toBe(true);
+    expect((await ids({ limit: 100, offset: 0 }, root)).total).toBe(12);
+  });
+
+  it('an upload deleted while a job naming it is created: either the job exists and the delete is refused, or the upload is gone and no job was made', async () => {
+    const config = freshConfig(mode);
+    const a = await openStores(config);
+    const b = await openStores(config); // another process's connection (PostgreSQL: its own pool)
+    const alice = tokenCaller('alice', false);
+    const seen = new Set<string>();
+    for (let i = 0; i < 30; i++) {
+      await a.jobs.createUpload(uploadRow(`r${i}`, 'alice'));
+      const create = () => a.jobs.createJob({ id: `rj${i}`, pipeline_type: 'audio', config_json: {}, upload_ids: [`r${i}`], owner: 'alice' }, alice);
+      const remove = () => b.jobs.deleteUpload(`r${i}`, alice);
+      // Alternate which starts first, so both orders are tried.
+      const [job, del] = i % 2 ? await Promise.all([create(), remove()]) : await Promise.all([remove(), create()]).then(([d, j]) => [j, d] as const);
+      if (job) {
+        expect(del).toEqual({ outcome: 'in-use', jobs: 1 });
+        expect(await a.jobs.getUpload(`r${i}`, alice)).not.toBeNull();
+      } else {
+        expect(del.outcome).toBe('deleted');
+        expect(await a.jobs.getJob(`rj${i}`, INTERNAL)).toBeNull();
+      }
+      seen.add(job ? 'job created' : 'upload deleted');
+    }
+    expect(seen.size).toBeGreaterThan(0);
+  });
+
+  it('migration 3 gives jobs their recorded creator as owner; older uploads get none and are for admins only', async () => {
+    const config = freshConfig(mode);
+    const conn = mode === 'distributed' ? openPostgres(PG_URL, config.namespace, 2) : openSqlite(path.join(config.dataDir, 'lectern.db'));
+    try {
+      await migrate(conn, 2); // the schema before ownership
+      const now = new Date().toISOString();
+      for (const [id, createdBy] of [['old-alice', 'alice'], ['old-anon', null], ['old-none', undefined]] as const) {
+        const config_json = JSON.stringify(createdBy === undefined ? { pipeline_type: 'audio' } : { pipeline_type: 'audio', created_by: createdBy });
+        await sql`insert into jobs (id, pipeline_type, status, config_json, upload_ids, attempts, created_at, updated_at) values (${id}, 'audio', 'completed', ${config_json}, ${'["old-up"]'}, 1, ${now}, ${now})`.execute(conn.db);
+      }
+      await sql`insert into uploads (id, original_name, size_bytes, content_type, kind, path, sha256, created_at) values ('old-up', 'old.md', 3, 'text/markdown', 'document', 'uploads/old-up.md', ${'ab'.repeat(32)}, ${now})`.execute(conn.db);
+    } finally {
+      await conn.close();
+    }
+    const s = await openStores(config); // migrates to the newest version
+    const alice = tokenCaller('alice', false);
+    const root = tokenCaller('root', true);
+    expect((await s.jobs.getJob('old-alice', alice))?.owner).toBe('alice');
+    expect(await s.jobs.getJob('old-anon', alice)).toBeNull();
+    expect(await s.jobs.getJob('old-none', alice)).toBeNull();
+    expect((await s.jobs.listJobs({ limit: 10, offset: 0 }, alice)).total).toBe(1);
+    expect((await s.jobs.listJobs({ limit: 10, offset: 0 }, root)).jobs.map((j) => [j.id, j.owner]).sort()).toEqual([
+      ['old-alice', 'alice'],
+      ['old-anon', null],
+      ['old-none', null],
+    ]);
+    expect(await s.jobs.getUpload('old-up', alice)).toBeNull();
+    expect(await s.jobs.getUpload('old-up', root)).toMatchObject({ id: 'old-up', owner: null });
+    expect(await s.jobs.countActiveJobs(null)).toBe(0);
   });
 
   it('key-value: 24 h cancel flag with ttl, expiry, delete', async () => {

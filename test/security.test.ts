@@ -123,10 +123,14 @@ describe.each(MODES)('service authentication, limits and request ids (%s)', (mod
   });
 
   it('counts active jobs per token: 429 over the limit with nothing created, other tokens unaffected', async () => {
-    const doc = await call(url, 'POST', '/api/uploads', { body: form('short.txt', 'A short text for the limit.'), token: ALICE });
-    expect(doc.status).toBe(201);
+    const docs: Record<string, string> = {};
+    for (const token of [ALICE, BOB]) {
+      const doc = await call(url, 'POST', '/api/uploads', { body: form('short.txt', 'A short text for the limit.'), token });
+      expect(doc.status).toBe(201);
+      docs[token] = doc.body.id;
+    }
     const create = (token: string, rid: string) =>
-      call(url, 'POST', '/api/jobs', { token, body: { pipeline_type: 'audio', uploaded_file_id: doc.body.id }, headers: { 'x-request-id': rid } });
+      call(url, 'POST', '/api/jobs', { token, body: { pipeline_type: 'audio', uploaded_file_id: docs[token] }, headers: { 'x-request-id': rid } });
     const a1 = await create(ALICE, 'limit-a1');
     expect(a1.status).toBe(201);
     expect(a1.body.config_json).toMatchObject({ created_by: 'alice', request_id: 'limit-a1' });
@@ -137,13 +141,16 @@ describe.each(MODES)('service authentication, limits and request ids (%s)', (mod
     const b1 = await create(BOB, 'limit-b1');
     expect(b1.status).toBe(201);
     expect(b1.body.config_json.created_by).toBe('bob');
-    const all = await call(url, 'GET', '/api/jobs', { token: BOB });
-    expect(all.body.total).toBe(3);
+    // Each token lists (and counts) its own.
+    expect((await call(url, 'GET', '/api/jobs', { token: BOB })).body.total).toBe(1);
+    expect((await call(url, 'GET', '/api/jobs', { token: ALICE })).body.total).toBe(2);
     // A finished (here: deleted) job frees its slot.
     expect((await call(url, 'DELETE', `/api/jobs/${a1.body.id}`, { token: ALICE })).status).toBe(200);
     const again = await create(ALICE, 'limit-a4');
     expect(again.status).toBe(201);
-    for (const j of (await call(url, 'GET', '/api/jobs', { token: ALICE })).body.jobs) await call(url, 'DELETE', `/api/jobs/${j.id}`, { token: ALICE });
+    for (const token of [ALICE, BOB]) {
+      for (const j of (await call(url, 'GET', '/api/jobs', { token })).body.jobs) expect((await call(url, 'DELETE', `/api/jobs/${j.id}`, { token })).status).toBe(200);
+    }
   });
 
   it('the request id reaches the worker through the queue; tokens never reach the logs', { timeout: 90_000 }, async () => {

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHttpApp } from '../src/api/http.ts';
 import { voiceRoutes } from '../src/api/voices.ts';
+import { installSecurity } from '../src/security/http.ts';
 import { readDocument } from '../src/documents/model.ts';
 import { createLogger } from '../src/log.ts';
 import { decodeWav } from '../src/media/wav.ts';
@@ -328,13 +329,20 @@ describe('voice API without a GPU server (embedded)', () => {
     }
   });
 
+  /** An app for the voice routes alone, with the service's security hook (authentication off: it makes the request's caller). */
+  const voiceApp = async () => {
+    const app = await createHttpApp({ log: createLogger('warn', 'voices-test'), title: 't', description: 't' });
+    await installSecurity(app, { security: { tokens: [], insecure: false, metricsToken: null, loopback: true }, isProtected: (p) => p.startsWith('/api/') });
+    return app;
+  };
+
   it('an unavailable engine voice: 404 for its sample, 422 for a preview (served from another voices folder)', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lectern-voices-'));
     fs.writeFileSync(
       path.join(dir, 'manifest.json'),
       JSON.stringify({ voices: [{ id: 'ghost', name: 'Ghost', language: 'en-US', engine: 'piper', model: 'en_US-not-installed' }] }),
     );
-    const app = await createHttpApp({ log: createLogger('warn', 'voices-test'), title: 't', description: 't' });
+    const app = await voiceApp();
     await voiceRoutes(app, { jobs: svc.stores.jobs, storage: svc.storage, log: createLogger('warn', 'voices-test'), modelsDir: path.join(import.meta.dirname, '..', 'models'), gpuServerUrls: [], voicesDir: dir });
     const other = await app.listen({ host: '127.0.0.1', port: 0 });
     try {
@@ -346,7 +354,7 @@ describe('voice API without a GPU server (embedded)', () => {
       expect(p.status).toBe(422);
       // A broken manifest before any good read is a 503 that says why.
       fs.writeFileSync(path.join(dir, 'manifest.json'), '{');
-      const app2 = await createHttpApp({ log: createLogger('warn', 'voices-test'), title: 't', description: 't' });
+      const app2 = await voiceApp();
       await voiceRoutes(app2, { jobs: svc.stores.jobs, storage: svc.storage, log: createLogger('warn', 'voices-test'), modelsDir: 'models', gpuServerUrls: [], voicesDir: dir });
       const u2 = await app2.listen({ host: '127.0.0.1', port: 0 });
       const broken = await json(u2, 'GET', '/api/voices');

@@ -1,9 +1,15 @@
-// Fastify plumbing shared by the service API and the GPU server: JSON errors,
-// OpenAPI generation, and file responses with HTTP Range.
-import fs from 'node:fs';
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+// Fastify plumbing shared by the service API and the GPU server: the one error handler and
+// OpenAPI generation. File responses (Range, conditional requests, store links) are in downloads.ts.
+//
+// Errors: routes and hooks throw LecternErrors (src/core/errors.ts) and never build error
+// answers themselves. errorReply() turns anything thrown — a LecternError, Fastify's own
+// errors (schema validation, body limits, content types), or a bug — into a status, a
+// catalogue code and a one-line message; the body is `{detail}` unless a plugin formats its
+// own: `app.setErrorHandler(errorHandler(myBody))` in its scope (Fastify keeps error handlers
+// per plugin), plus `app.setSchemaErrorFormatter(...)` to word validation errors its way.
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifySchemaValidationError } from 'fastify';
 import swagger from '@fastify/swagger';
-import { HttpError } from '../errors.ts';
+import { ERRORS, LecternError, notFound, tooLarge, type ErrorCode } from '../core/errors.ts';
 import type { Logger } from '../log.ts';
 import { requestIdFrom } from '../request-context.ts';
 import { ErrorBody } from './schemas.ts';
@@ -13,18 +19,79 @@ export interface HttpAppOptions {
   title: string;
   description: string;
   bodyLimit?: number;
+  /** Fastify's own line per request (default true); off where the app logs its own. */
+  requestLogging?: boolean;
+}
+
+/** What a thrown error answers with, before it is put in a body. */
+export interface ErrorReply {
+  status: number;
+  /** The catalogue code; INTERNAL for anything that is not a LecternError or a Fastify client error. */
+  code: ErrorCode | 'INTERNAL';
+  /** One line for the client; never a stack, never an internal error's own text. */
+  message: string;
+}
+
+/** The body of an error answer. */
+export type ErrorBodyFormat = (e: ErrorReply, req: FastifyRequest) => unknown;
+
+/** `{"detail": "..."}`: every error of the job API and the GPU server. */
+export const detailBody: ErrorBodyFormat = (e) => ({ detail: e.message });
+
+const codeForStatus = (status: number): ErrorCode => (Object.keys(ERRORS) as ErrorCode[]).find((c) => ERRORS[c].status === status) ?? 'BAD_REQUEST';
+
+export function errorReply(err: unknown, bodyLimit: number): ErrorReply {
+  if (err instanceof LecternError) return { status: err.statusCode, code: err.code, message: err.message };
+  const fe = err as Partial<FastifyError>;
+  // The message is the schema error formatter's line (schemaErrorLine, or a plugin's own).
+  if (fe.code === 'FST_ERR_VALIDATION') return { status: 422, code: 'INVALID', message: String(fe.message) };
+  if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return { status: 413, code: 'TOO_LARGE', message: `request body is larger than the limit of ${bodyLimit} bytes` };
+  const status = fe.statusCode ?? 500;
+  if (status >= 400 && status < 500) {
+    const s = status === 406 ? 415 : status; // multipart's "not multipart" is a content type we do not take
+    return { status: s, code: codeForStatus(s), message: String(fe.message).split('\n')[0]! };
+  }
+  return { status: status >= 500 && status < 600 ? status : 500, code: 'INTERNAL', message: 'internal error' };
+}
+
+/**
+ * The error handler of both servers, with the body made by `format`; `statusFor` lets a
+ * plugin that speaks another API answer that API's status for a code (OpenAI's 400 for 422).
+ */
+export function errorHandler(format: ErrorBodyFormat = detailBody, statusFor: (e: ErrorReply) => number = (e) => e.status) {
+  return (err: Error, req: FastifyRequest, reply: FastifyReply) => {
+    const e = errorReply(err, reply.server.initialConfig.bodyLimit ?? 0);
+    if (!(err instanceof LecternError) && e.code === 'INTERNAL') req.log.error({ err }, 'request failed');
+    else if (e.status >= 500 && e.status !== 503) req.log.warn({ err: e.message, code: e.code }, 'request failed');
+    const status = statusFor(e);
+    return reply.code(status).send(format({ ...e, status }, req));
+  };
+}
+
+/** 413 for an upload over `limitBytes`; `fileTooLarge(limit)` rethrows @fastify/multipart's own as this. */
+export const uploadTooLarge = (limitBytes: number) => tooLarge(`upload is larger than the limit of ${limitBytes} bytes`);
+export const fileTooLarge = (limitBytes: number) => (e: unknown): never => {
+  throw (e as { code?: string })?.code === 'FST_REQ_FILE_TOO_LARGE' ? uploadTooLarge(limitBytes) : e;
+};
+
+/** The first schema error as one line: where (body, querystring…) and what. Plugins may set their own formatter. */
+function schemaErrorLine(errors: FastifySchemaValidationError[], dataVar: string): Error {
+  const v = errors[0];
+  const extra = v?.params && 'additionalProperty' in v.params ? ` "${String(v.params.additionalProperty)}"` : '';
+  return new Error(`${dataVar}${v?.instancePath ?? ''} ${v?.message ?? 'is invalid'}${extra}`);
 }
 
 export async function createHttpApp(opts: HttpAppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: opts.log,
-    disableRequestLogging: false,
+    disableRequestLogging: opts.requestLogging === false,
     bodyLimit: opts.bodyLimit ?? 1024 * 1024,
     // Unknown fields are an error (422), not silently dropped; query strings are coerced.
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false } },
     // x-request-id is taken only when it is a valid id (see request-context.ts), else made here.
     requestIdHeader: false,
     genReqId: (req) => requestIdFrom(req.headers),
+    schemaErrorFormatter: schemaErrorLine,
   }) as unknown as FastifyInstance;
 
   await app.register(swagger, {
@@ -37,69 +104,11 @@ export async function createHttpApp(opts: HttpAppOptions): Promise<FastifyInstan
   });
   app.addSchema(ErrorBody);
 
-  app.setErrorHandler((err: FastifyError | HttpError, req: FastifyRequest, reply: FastifyReply) => {
-    if (err instanceof HttpError) return reply.code(err.statusCode).send({ detail: err.detail });
-    const fe = err as FastifyError;
-    if (fe.validation) {
-      const v = fe.validation[0];
-      const where = `${fe.validationContext ?? 'request'}${v?.instancePath ?? ''}`;
-      const extra = v?.params && 'additionalProperty' in v.params ? ` "${String(v.params.additionalProperty)}"` : '';
-      return reply.code(422).send({ detail: `${where} ${v?.message ?? 'is invalid'}${extra}` });
-    }
-    const status = fe.statusCode ?? 500;
-    if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-      return reply.code(413).send({ detail: `request body is larger than the limit of ${app.initialConfig.bodyLimit} bytes` });
-    }
-    if (status >= 400 && status < 500) {
-      return reply.code(status === 406 ? 415 : status).send({ detail: fe.message.split('\n')[0] });
-    }
-    req.log.error({ err }, 'request failed');
-    return reply.code(status >= 500 && status < 600 ? status : 500).send({ detail: 'internal error' });
+  app.setErrorHandler(errorHandler());
+  app.setNotFoundHandler(async (req) => {
+    throw notFound(`no route for ${req.method} ${req.url.split('?')[0]}`);
   });
-  app.setNotFoundHandler((req, reply) => reply.code(404).send({ detail: `no route for ${req.method} ${req.url.split('?')[0]}` }));
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   return app;
-}
-
-/** Only media a browser plays without running anything may be shown inline; everything else is a download. */
-const INLINE_SAFE = /^(audio|video)\/[a-z0-9.+-]+$/i;
-
-/**
- * Sends a file as a download, honouring a single `Range: bytes=a-b`. The content type is
- * what the service knows the file to be; `nosniff` stops browsers from guessing otherwise.
- * `inline` is honoured for audio and video only: HTML, SVG or text is never rendered in
- * the service's origin.
- */
-export async function sendFile(req: FastifyRequest, reply: FastifyReply, file: string, contentType: string, filename: string, inline = false): Promise<FastifyReply> {
-  inline = inline && INLINE_SAFE.test(contentType.split(';')[0]!.trim());
-  const stat = await fs.promises.stat(file);
-  const size = stat.size;
-  const ascii = filename.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
-  reply
-    .header('content-type', contentType)
-    .header('accept-ranges', 'bytes')
-    .header('x-content-type-options', 'nosniff')
-    .header('content-security-policy', "default-src 'none'; sandbox")
-    .header('content-disposition', `${inline ? 'inline' : 'attachment'}; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename)}`)
-    .header('last-modified', stat.mtime.toUTCString());
-  const range = req.headers.range;
-  if (range) {
-    const m = /^bytes=(\d*)-(\d*)$/.exec(range.trim());
-    let start = m && m[1] !== '' ? Number(m[1]) : NaN;
-    let end = m && m[2] !== '' ? Number(m[2]) : NaN;
-    if (m && m[1] === '' && m[2] !== '') {
-      start = Math.max(0, size - Number(m[2]));
-      end = size - 1;
-    } else if (m && Number.isNaN(end)) end = size - 1;
-    if (!m || Number.isNaN(start) || start > end || start >= size) {
-      reply.header('content-type', 'application/json; charset=utf-8').removeHeader('content-disposition');
-      return reply.code(416).header('content-range', `bytes */${size}`).send({ detail: `range ${range} is not satisfiable for ${size} bytes` });
-    }
-    end = Math.min(end, size - 1);
-    reply.code(206).header('content-range', `bytes ${start}-${end}/${size}`).header('content-length', end - start + 1);
-    return reply.send(fs.createReadStream(file, { start, end }));
-  }
-  reply.header('content-length', size);
-  return reply.send(fs.createReadStream(file));
 }

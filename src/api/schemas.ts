@@ -1,44 +1,14 @@
 // Request and response schemas: one TypeBox definition gives validation, types and OpenAPI.
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { JOB_STATUSES, PIPELINE_TYPES } from '../jobs/types.ts';
+import { JOB_STATUSES } from '../jobs/types.ts';
+
+/** Said on every route that takes a job or upload id (and in the app's description). */
+export const OWNERSHIP =
+  'Each job and upload belongs to the token that made it. A token sees only its own: an id another token owns answers 404 exactly as an unknown id does (same body, same query). Tokens named in LECTERN_API_ADMINS see and act on everything; with authentication off (no tokens) everything belongs to everyone.';
 
 export const ErrorBody = Type.Object({ detail: Type.String() }, { $id: 'Error', description: 'Every error: one line, no stack trace.' });
 
 const Id = Type.String({ description: 'UUID' });
-const LanguageCode = Type.String({ pattern: '^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$', maxLength: 35, description: 'BCP-47 language code, e.g. en-US' });
-
-export const JobOptions = Type.Object(
-  {
-    format: Type.Optional(Type.Union([Type.Literal('mp3'), Type.Literal('m4b'), Type.Literal('mp4'), Type.Literal('reader'), Type.Literal('epub')], { description: 'Output format; which ones a pipeline accepts is listed in the README. audio: mp3 (default)' })),
-    speed: Type.Optional(Type.Number({ minimum: 0.5, maximum: 2, description: 'Speaking rate multiplier (default 1)' })),
-    width: Type.Optional(Type.Integer({ minimum: 320, maximum: 3840 })),
-    height: Type.Optional(Type.Integer({ minimum: 240, maximum: 2160 })),
-    fps: Type.Optional(Type.Integer({ minimum: 1, maximum: 60 })),
-    lipsync_preset: Type.Optional(Type.String({ maxLength: 64, description: 'lipsync: the lip-sync provider\'s preset (viseme: fast, quality); the provider\'s first when absent' })),
-    presenter_position: Type.Optional(
-      Type.Union([Type.Literal('bottom-right'), Type.Literal('bottom-left'), Type.Literal('top-right'), Type.Literal('top-left')], { description: 'lipsync mp4: corner of the presenter over the highlight video (default bottom-right)' }),
-    ),
-    presenter_scale: Type.Optional(Type.Number({ minimum: 0.1, maximum: 0.5, description: 'lipsync mp4: presenter width as a fraction of the video width (default 0.3)' })),
-  },
-  { additionalProperties: false },
-);
-
-export const JobCreateRequest = Type.Object(
-  {
-    pipeline_type: Type.Union(PIPELINE_TYPES.map((p) => Type.Literal(p)), { description: 'audio: narration; highlight: word-highlight video/reader/EPUB; lipsync: presenter reader' }),
-    uploaded_file_id: Id,
-    language: Type.Optional({ ...LanguageCode, default: 'en-US' }),
-    voice_id: Type.Optional(Type.String({ maxLength: 128, description: 'Bundled voice or engine voice id' })),
-    ref_audio_file_id: Type.Optional(Id),
-    ref_text: Type.Optional(Type.String({ maxLength: 4000, description: 'Transcript of the reference clip' })),
-    ref_video_file_id: Type.Optional(Id),
-    title: Type.Optional(Type.String({ maxLength: 300 })),
-    options: Type.Optional(JobOptions),
-  },
-  { additionalProperties: false, $id: 'JobCreateRequest' },
-);
-export type JobCreateRequest = Static<typeof JobCreateRequest>;
-
 const ProgressSchema = Type.Union([
   Type.Object({ phase: Type.String(), current: Type.Number(), total: Type.Number() }),
   Type.Null(),
@@ -49,7 +19,13 @@ export const JobResponse = Type.Object(
     id: Id,
     pipeline_type: Type.String(),
     status: Type.Union(JOB_STATUSES.map((s) => Type.Literal(s))),
-    config_json: Type.Record(Type.String(), Type.Unknown()),
+    owner: Type.Union([Type.String(), Type.Null()], {
+      description: 'The token name that created the job (config_json.created_by). null: made with authentication off, or before ownership existed; such jobs are visible to admins only while tokens are configured.',
+    }),
+    config_json: Type.Record(Type.String(), Type.Unknown(), {
+      description:
+        'The request as created, defaults made explicit (pipeline_type, uploaded_file_id, language, voice_id, ref_audio_file_id, ref_text, ref_video_file_id, title, options, document, created_by, request_id), then what the worker adds (result: {output, files, duration_seconds, …}; pages_done, pages_total; ref_text_source) and the EPUB export state (epub_export_status, epub_export_output, epub_export_error, …). The type is JobConfig in src/jobs/types.ts.',
+    }),
     worker_task_id: Type.Union([Type.String(), Type.Null()]),
     progress: ProgressSchema,
     error: Type.Union([Type.String(), Type.Null()]),
@@ -66,7 +42,7 @@ export const JobResponse = Type.Object(
 export const JobListResponse = Type.Object(
   {
     jobs: Type.Array(Type.Ref('JobResponse')),
-    total: Type.Integer({ description: 'Jobs matching the filter, over all pages' }),
+    total: Type.Integer({ description: "Jobs matching the filter, over all pages: only the calling token's own jobs, unless it is an admin" }),
     limit: Type.Integer(),
     offset: Type.Integer(),
   },
@@ -76,14 +52,38 @@ export const JobListResponse = Type.Object(
 export const JobListQuery = Type.Object(
   {
     status: Type.Optional(Type.Union(JOB_STATUSES.map((s) => Type.Literal(s)))),
+    owner: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        description: "Only jobs this token name owns. For an admin, any owner's; for another token it narrows its own list (another name gives an empty list).",
+      }),
+    ),
     limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
     offset: Type.Integer({ minimum: 0, default: 0 }),
   },
   { additionalProperties: false },
 );
 
+export type JobListQuery = Static<typeof JobListQuery>;
+
+/** GET /api/me: who the token is, and what the web app should offer it. */
+export const MeResponse = Type.Object(
+  {
+    name: Type.Union([Type.String(), Type.Null()], { description: "The calling token's name; null with authentication off" }),
+    admin: Type.Boolean({ description: 'Whether this token sees and acts on every job and upload (LECTERN_API_ADMINS)' }),
+    authentication: Type.Boolean({ description: 'Whether the server has tokens configured; without, everything belongs to everyone' }),
+    owners: Type.Union([Type.Array(Type.String()), Type.Null()], {
+      description: "For an admin: every configured token name (what the job list's owner filter takes); null for other tokens",
+    }),
+  },
+  { $id: 'Me' },
+);
+
 export const IdParams = Type.Object({ job_id: Type.String() });
+export type IdParams = Static<typeof IdParams>;
 export const UploadParams = Type.Object({ upload_id: Type.String() });
+export type UploadParams = Static<typeof UploadParams>;
 
 export const UploadResponse = Type.Object(
   {
@@ -92,6 +92,9 @@ export const UploadResponse = Type.Object(
     size_bytes: Type.Integer(),
     content_type: Type.String({ description: 'Detected from the bytes' }),
     kind: Type.Union([Type.Literal('document'), Type.Literal('audio'), Type.Literal('video')]),
+    owner: Type.Union([Type.String(), Type.Null()], {
+      description: 'The token name that uploaded it; null with authentication off or from before ownership (then admins only). Jobs may use only their creator\'s uploads (an admin may use any).',
+    }),
     created_at: Type.String(),
   },
   { $id: 'UploadResponse' },

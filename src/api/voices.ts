@@ -1,13 +1,17 @@
 // Voice library routes (spec §B): GET /api/voices, GET /api/voices/{id}/audio,
 // GET /api/languages, POST /api/voices/preview. The work is in src/voices/library.ts.
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { JobStore } from '../jobs/types.ts';
 import type { Logger } from '../log.ts';
-import type { Storage } from '../storage.ts';
+import { scratchName, VOICE_SAMPLES_PREFIX, type DownloadMeta, type Storage } from '../storage.ts';
 import { withRequestId } from '../request-context.ts';
-import { VoiceLibrary, type PreviewRequest } from '../voices/library.ts';
-import { sendFile } from './http.ts';
+import { callerOf } from '../security/http.ts';
+import { VoiceLibrary, type AudioFile, type PreviewRequest } from '../voices/library.ts';
+import { addDownloadSchemas, DOWNLOAD_KINDS, downloadResponses, sendFile, sendStored } from './downloads.ts';
 import { errors } from './schemas.ts';
 
 const Id = Type.String({ maxLength: 128 });
@@ -29,6 +33,14 @@ export const BundledVoice = Type.Object(
 );
 
 export const LanguageSchema = Type.Object({ code: Type.String({ description: 'BCP-47' }), name: Type.String() }, { $id: 'Language' });
+
+export const CloningStatus = Type.Object(
+  {
+    available: Type.Boolean({ description: 'True exactly when some configured GPU server is healthy and declares voice_cloning in /health (checked at most every 10 s)' }),
+    detail: Type.Union([Type.String(), Type.Null()], { description: 'Why cloning is not available (null when it is)' }),
+  },
+  { $id: 'CloningStatus' },
+);
 
 export const PreviewBody = Type.Object(
   {
@@ -67,12 +79,25 @@ export async function voiceRoutes(app: FastifyInstance, opts: VoiceRoutesOptions
     defaultEngine: opts.ttsBackend,
     voicesDir: opts.voicesDir,
     jobs: opts.jobs,
-    resolveUploadPath: (p) => opts.storage.resolve(p),
+    openUpload: async (key) => {
+      const dir = path.join(opts.storage.tmpDir, scratchName('voice'));
+      await fs.promises.mkdir(dir, { recursive: true });
+      const release = () => fs.promises.rm(dir, { recursive: true, force: true });
+      try {
+        return { path: await opts.storage.localCopy(key, dir), release };
+      } catch (e) {
+        await release();
+        throw e;
+      }
+    },
     cacheDir: opts.storage.cacheDir,
     log: opts.log,
   });
+  const samples = samplePublisher(opts.storage);
   app.addSchema(BundledVoice);
+  addDownloadSchemas(app);
   app.addSchema(LanguageSchema);
+  app.addSchema(CloningStatus);
   app.addHook('onClose', async () => library.close());
 
   app.get(
@@ -86,14 +111,31 @@ export async function voiceRoutes(app: FastifyInstance, opts: VoiceRoutesOptions
     {
       schema: {
         summary: "A voice's sample: its reference clip, or a sentence in its language synthesized once and cached",
-        description: AUDIO_DOC,
+        description: `${AUDIO_DOC} With an S3 store in redirect mode the sample is put in the bucket (voice-samples/, named by its content) and sent like every download. ${DOWNLOAD_KINDS}`,
         params: Type.Object({ voice_id: Type.String() }),
-        response: { ...errors(404, 416) },
+        response: { ...downloadResponses('The sample'), ...errors(404, 416, 503) },
       },
     },
     async (req, reply) => {
       const a = await library.sample((req.params as { voice_id: string }).voice_id);
-      return sendFile(req, reply, a.file, a.contentType, a.filename, true);
+      const meta: DownloadMeta = { filename: a.filename, contentType: a.contentType, inline: true };
+      const key = await samples.published(a, meta);
+      return key ? sendStored(req, reply, opts.storage, key, meta) : sendFile(req, reply, a.file, meta);
+    },
+  );
+
+  app.get(
+    '/api/voices/cloning',
+    {
+      schema: {
+        summary: 'Whether a reference clip can be cloned now (ref_audio_file_id in previews and jobs, clone voices)',
+        description: 'The web app offers cloning only when `available` is true.',
+        response: { 200: Type.Ref('CloningStatus') },
+      },
+    },
+    async () => {
+      const why = await library.cloningUnavailableReason();
+      return { available: why === null, detail: why };
     },
   );
 
@@ -108,16 +150,45 @@ export async function voiceRoutes(app: FastifyInstance, opts: VoiceRoutesOptions
     {
       schema: {
         summary: 'A short speech preview',
-        description: `${AUDIO_DOC} Cached on disk by (text, voice, language, reference hash): a repeated preview answers from the cache. The spoken text is in the X-Preview-Text header (URI-encoded). Errors: 404 unknown voice or upload; 422 a reference clip with an engine voice that cannot clone, reference audio with no GPU server configured, or a document type the snippet picker cannot read; 502 the GPU server could not be reached (named).`,
+        description: `${AUDIO_DOC} Cached on disk by (text, voice, language, reference hash): a repeated preview answers from the cache. The spoken text is in the X-Preview-Text header (URI-encoded). An uploaded_file_id or ref_audio_file_id must be the calling token's own upload (an admin may use any): another token's answers 404 exactly as an unknown one. Errors: 404 unknown voice or upload; 422 a reference clip with an engine voice that cannot clone, reference audio with no GPU server configured, or a document type the snippet picker cannot read; 502 the GPU server could not be reached (named).`,
         body: PreviewBody,
         response: { ...errors(404, 422, 502) },
       },
     },
     async (req, reply) => {
-      const a = await withRequestId(req.id, () => library.preview(req.body as PreviewRequest));
+      const caller = callerOf(req);
+      const a = await withRequestId(req.id, () => library.preview(req.body as PreviewRequest, caller));
       if (a.text) reply.header('x-preview-text', encodeURIComponent(a.text));
-      return sendFile(req, reply, a.file, a.contentType, a.filename, true);
+      return sendFile(req, reply, a.file, { filename: a.filename, contentType: a.contentType, inline: true });
     },
   );
   return library;
+}
+
+/**
+ * Voice samples in a store that hands out direct links (S3 redirect mode): each sample file is
+ * put once under `voice-samples/`, named by its content, and clients fetch it from the store
+ * like any other download. Elsewhere the API sends the file it has.
+ */
+function samplePublisher(storage: Storage) {
+  const keys = new Map<string, Promise<string>>();
+  return {
+    async published(a: AudioFile, meta: DownloadMeta): Promise<string | null> {
+      if (!storage.directLinks) return null;
+      const st = await fs.promises.stat(a.file);
+      const id = `${a.file}:${st.size}:${st.mtimeMs}`;
+      let key = keys.get(id);
+      if (!key) {
+        key = (async () => {
+          const digest = createHash('sha256').update(await fs.promises.readFile(a.file)).digest('hex').slice(0, 40);
+          const k = `${VOICE_SAMPLES_PREFIX}${digest}${path.extname(a.file)}`;
+          if (!(await storage.stat(k))) await storage.putFile(k, a.file, { contentType: meta.contentType });
+          return k;
+        })();
+        keys.set(id, key);
+        key.catch(() => keys.delete(id));
+      }
+      return key;
+    },
+  };
 }

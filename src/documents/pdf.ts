@@ -6,7 +6,8 @@ import path from 'node:path';
 import { createCanvas } from '@napi-rs/canvas';
 import { getDocument, type PDFDocumentProxy, type PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import type { TextItem } from 'pdfjs-dist/types/src/display/api.js';
-import { DocumentError, type BlockKind, type DocBlock, type DocPage, type DocumentModel, type DocWord, type TocEntry, type WordBox } from './model.ts';
+import { DocumentError, hasSpokenWords, type DocBlock, type DocPage, type DocumentModel, type DocWord, type TocEntry, type WordBox } from './model.ts';
+import { bodySize, hyphenatedForms, linesToBlocks, markFurniture, markLeaders, readingOrder, type LaidPage, type Line } from './pdf-layout.ts';
 
 const require = createRequire(import.meta.url);
 // Fonts for the 14 standard PDF fonts, which documents may use without embedding them.
@@ -30,20 +31,25 @@ async function openPdf(file: string): Promise<PDFDocumentProxy> {
 export async function readPdf(file: string): Promise<DocumentModel> {
   const pdf = await openPdf(file);
   try {
-    const raw: Array<{ page: DocPage; lines: Line[] }> = [];
+    const laid: LaidPage[] = [];
     for (let i = 0; i < pdf.numPages; i++) {
       const page = await pdf.getPage(i + 1);
       const vp = page.getViewport({ scale: 1 });
-      const lines = (await pageLines(page)).filter((l) => !isPageNumber(l, vp.height));
-      raw.push({ page: { index: i, width: round2(vp.width), height: round2(vp.height), blocks: [] }, lines });
+      laid.push({ width: round2(vp.width), height: round2(vp.height), lines: await pageLines(page) });
       page.cleanup();
     }
-    // Headings stand out by size against the body text of the whole document.
-    const sizes = raw.flatMap((r) => r.lines.map((l) => l.size)).sort((a, b) => a - b);
-    const body = sizes[Math.floor(sizes.length / 2)] ?? 0;
-    for (const r of raw) r.page.blocks = linesToBlocks(r.lines, body);
-    const pages = raw.map((r) => r.page);
-    if (!pages.some((p) => p.blocks.length > 0)) {
+    // Headings stand out by size against the body text of the whole document; furniture is
+    // what recurs across its pages.
+    const body = bodySize(laid);
+    markFurniture(laid);
+    const compounds = hyphenatedForms(laid);
+    const pages: DocPage[] = laid.map((p, i) => {
+      for (const l of p.lines) if (l.role !== 'furniture') markLeaders(l);
+      const blocks = linesToBlocks(readingOrder(p, body), body, compounds);
+      markCaptions(blocks);
+      return { index: i, width: p.width, height: p.height, blocks };
+    });
+    if (!pages.some(hasSpokenWords)) {
       throw new DocumentError('the PDF has no text layer (a scanned document?); run OCR on it first');
     }
     const meta = (await pdf.getMetadata().catch(() => null)) as { info?: Record<string, unknown> } | null;
@@ -68,16 +74,16 @@ interface Glyphs {
   x1: number;
   /** The item's generic font family (pdfjs style: serif, sans-serif, monospace). */
   family?: string;
+  /** A raised, smaller mark (a footnote reference): its own word, not read. */
+  mark?: boolean;
 }
 
-interface Line {
-  /** Baseline and font size in PDF user space. */
-  baseline: number;
-  size: number;
-  words: DocWord[];
-}
-
-/** Text items in content-stream order (pdfjs keeps the producer's order, normally the reading order) → lines of words. */
+/**
+ * Text items in content-stream order → lines of words in viewport points. Items on one
+ * baseline join into a line; a gap wider than two em cuts it (a column gutter, a table
+ * cell, a right-aligned number), the pieces keeping one `row` id. A raised, smaller item of
+ * digits or symbols is a footnote mark.
+ */
 async function pageLines(page: PDFPageProxy): Promise<Line[]> {
   const vp = page.getViewport({ scale: 1 });
   const content = await page.getTextContent();
@@ -85,11 +91,16 @@ async function pageLines(page: PDFPageProxy): Promise<Line[]> {
   let runs: Glyphs[] = [];
   let cur: { baseline: number; size: number; end: number } | null = null;
   let breakNext = false;
+  let row = 0;
 
   const flush = () => {
     if (cur && runs.length) {
       const words = runsToWords(runs, cur.baseline, cur.size, vp);
-      if (words.length) lines.push({ baseline: cur.baseline, size: cur.size, words });
+      if (words.length) {
+        const boxes = words.flatMap((w) => w.boxes ?? []);
+        const [, y] = vp.convertToViewportPoint(runs[0]!.x0, cur.baseline) as [number, number];
+        lines.push({ y: round2(y), x0: Math.min(...boxes.map((b) => b.x)), x1: Math.max(...boxes.map((b) => b.x + b.width)), size: cur.size, words, row, seq: lines.length });
+      }
     }
     runs = [];
     cur = null;
@@ -101,14 +112,20 @@ async function pageLines(page: PDFPageProxy): Promise<Line[]> {
     const [a, b, , , e, f] = item.transform as number[];
     const size = Math.hypot(a!, b!) || item.height;
     if (item.str.length > 0 && size > 0) {
-      const sameLine = cur && !breakNext && Math.abs(f! - cur.baseline) < 0.5 * size && e! > cur.end - size;
-      if (!sameLine) flush();
+      const lineSize = Math.max(size, cur?.size ?? 0);
+      const sameLine = cur && !breakNext && Math.abs(f! - cur.baseline) < 0.5 * lineSize && e! > cur.end - lineSize;
+      if (!sameLine) {
+        flush();
+        row++;
+      } else if (e! - cur!.end > 2 * lineSize) flush();
+      const mark = !!cur && size < 0.8 * cur.size && f! - cur.baseline > 0.15 * cur.size && /^[\d*†‡§¶,]+$/u.test(item.str.trim());
       if (!cur) cur = { baseline: f!, size, end: e! };
       // A visible gap between items is a word break even without a space character.
-      if (runs.length && e! - cur.end > 0.2 * size) runs.push({ text: ' ', x0: cur.end, x1: e! });
-      runs.push({ text: item.str, x0: e!, x1: e! + item.width, family: content.styles[item.fontName]?.fontFamily });
+      if (runs.length && (e! - cur.end > 0.2 * size || mark)) runs.push({ text: ' ', x0: cur.end, x1: e! });
+      runs.push({ text: item.str, x0: e!, x1: e! + item.width, family: content.styles[item.fontName]?.fontFamily, ...(mark ? { mark } : {}) });
+      if (mark) runs.push({ text: ' ', x0: e! + item.width, x1: e! + item.width });
       cur.end = e! + item.width;
-      cur.size = Math.max(cur.size, size);
+      if (!mark) cur.size = Math.max(cur.size, size);
     }
     breakNext = item.hasEOL;
   }
@@ -116,27 +133,27 @@ async function pageLines(page: PDFPageProxy): Promise<Line[]> {
   return lines;
 }
 
-/** A line holding only a page number ("12", "xiv", "– 12 –", "Page 12") in the top or bottom margin: not read aloud. */
-function isPageNumber(line: Line, pageHeight: number): boolean {
-  const text = line.words.map((w) => w.text).join(' ');
-  if (!/^(page\s+)?[-–—]?\s*(\d{1,4}|[ivxlcdm]{1,7})\s*[-–—]?$/i.test(text)) return false;
-  const y = line.words[0]!.box!.y / pageHeight;
-  return y < 0.08 || y > 0.9;
+/** A block that opens with a label and a number ("Figure 3:", "Table 2.", "Abb. 4:") is a caption, read where it stands. */
+function markCaptions(blocks: DocBlock[]): void {
+  for (const b of blocks) {
+    if (!b.role && b.kind === 'paragraph' && /^\p{Lu}\p{L}{1,11}\.?\s\d+(\.\d+)*[:.]\s/u.test(b.text)) b.role = 'caption';
+  }
 }
 
 function runsToWords(runs: Glyphs[], baseline: number, size: number, vp: ReturnType<PDFPageProxy['getViewport']>): DocWord[] {
   // Text items carry no per-glyph advances: each item's width is shared among its characters
   // in proportion to their advances in a font of the same generic family ("i" is narrower
   // than "m"), which lands word boxes on the glyphs far better than an even spread.
-  const chars: Array<{ ch: string; x0: number; x1: number }> = [];
+  const chars: Array<{ ch: string; x0: number; x1: number; mark?: boolean }> = [];
   for (const r of runs) {
-    const list = [...r.text];
+    // Dot leaders glued to the text ("Introduction......4") are words of their own.
+    const list = [...r.text.replace(/([.·…]{4,})/gu, ' $1 ')];
     const adv = list.map((ch) => advance(ch, r.family));
     const sum = adv.reduce((a, b) => a + b, 0) || 1;
     let at = r.x0;
     list.forEach((ch, k) => {
       const w = ((r.x1 - r.x0) * adv[k]!) / sum;
-      chars.push({ ch, x0: at, x1: at + w });
+      chars.push({ ch, x0: at, x1: at + w, ...(r.mark ? { mark: true } : {}) });
       at += w;
     });
   }
@@ -144,10 +161,11 @@ function runsToWords(runs: Glyphs[], baseline: number, size: number, vp: ReturnT
   let text = '';
   let x0 = 0;
   let x1 = 0;
+  let mark = false;
   const end = () => {
     if (text) {
       const box = toViewport(vp, x0, x1, baseline, size);
-      words.push({ text, box, boxes: [box] });
+      words.push({ text, box, boxes: [box], ...(mark ? { silent: true as const } : {}) });
     }
     text = '';
   };
@@ -156,7 +174,10 @@ function runsToWords(runs: Glyphs[], baseline: number, size: number, vp: ReturnT
       end();
       continue;
     }
-    if (!text) x0 = c.x0;
+    if (!text) {
+      x0 = c.x0;
+      mark = !!c.mark;
+    }
     text += c.ch;
     x1 = c.x1;
   }
@@ -168,48 +189,6 @@ function toViewport(vp: ReturnType<PDFPageProxy['getViewport']>, x0: number, x1:
   const [ax, ay] = vp.convertToViewportPoint(x0, baseline - DESCENT * size) as [number, number];
   const [bx, by] = vp.convertToViewportPoint(x1, baseline + ASCENT * size) as [number, number];
   return { x: round2(Math.min(ax, bx)), y: round2(Math.min(ay, by)), width: round2(Math.abs(bx - ax)), height: round2(Math.abs(by - ay)) };
-}
-
-/** Lines → blocks: a new block at a paragraph gap or a change of size; line-end hyphens joined. */
-function linesToBlocks(lines: Line[], bodySize: number): DocBlock[] {
-  const blocks: DocBlock[] = [];
-  let words: DocWord[] = [];
-  let prev: Line | null = null;
-  let kind: BlockKind = 'paragraph';
-  let level: number | undefined;
-  const flush = () => {
-    if (words.length) {
-      const block: DocBlock = { kind, text: words.map((w) => w.text).join(' '), words };
-      if (level !== undefined) block.level = level;
-      blocks.push(block);
-    }
-    words = [];
-  };
-  for (const line of lines) {
-    if (prev) {
-      const gap = Math.abs(prev.baseline - line.baseline);
-      const resized = Math.abs(line.size - prev.size) > 0.15 * Math.max(line.size, prev.size);
-      if (resized || gap > 1.6 * Math.max(line.size, prev.size)) flush();
-    }
-    if (!words.length) {
-      const big = bodySize > 0 && line.size >= 1.15 * bodySize;
-      kind = big ? 'heading' : 'paragraph';
-      level = big ? (line.size >= 1.6 * bodySize ? 1 : line.size >= 1.3 * bodySize ? 2 : 3) : undefined;
-    }
-    let first = 0;
-    const last = words.at(-1);
-    const head = line.words[0];
-    if (last && head && /\p{L}-$/u.test(last.text) && /^\p{Ll}/u.test(head.text)) {
-      // "exam-" at a line end + "ple": one word, two boxes.
-      last.text = last.text.slice(0, -1) + head.text;
-      last.boxes = [...(last.boxes ?? []), ...(head.boxes ?? [])];
-      first = 1;
-    }
-    for (let i = first; i < line.words.length; i++) words.push(line.words[i]!);
-    prev = line;
-  }
-  flush();
-  return blocks;
 }
 
 async function outlineToc(pdf: PDFDocumentProxy): Promise<TocEntry[]> {

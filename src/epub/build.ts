@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import yazl from 'yazl';
-import { sourceWords, type DocPage, type DocumentModel } from '../documents/model.ts';
+import { hasSpokenWords, sourceWords, type DocPage, type DocumentModel } from '../documents/model.ts';
 import { ffmpeg, ffprobe } from '../media/ffmpeg.ts';
 import type { TimelineWord } from '../pipelines/narrate-document.ts';
 import {
@@ -214,7 +214,7 @@ function builtPages(doc: DocumentModel, narrated: Map<number, TimelineWord[]>): 
   let pending: DocPage[] = [];
   let owner: boolean | null = null; // whether the text page textless pages attach to is built
   for (const page of doc.pages) {
-    const hasText = page.blocks.some((b) => b.words.length);
+    const hasText = hasSpokenWords(page);
     if (!hasText) {
       if (owner === null) pending.push(page);
       else if (owner) out.push(page);

@@ -43,7 +43,9 @@ export function contentXhtml(p: ContentPage, language: string): string {
     if (open === 'table') out.push('</div>');
     open = null;
   };
-  const words = (b: DocBlock) => b.words.map((w) => `<span id="${wordId(p.page, n++)}">${esc(w.text)}</span>`).join(' ');
+  // Spoken words are numbered in reading order (the Media Overlay's clips); silent ones (a
+  // contents page's leaders, a footnote mark) are printed as they stand.
+  const words = (b: DocBlock) => b.words.map((w) => (w.silent ? esc(w.text) : `<span id="${wordId(p.page, n++)}">${esc(w.text)}</span>`)).join(' ');
   if (p.image) out.push(`<figure class="page-image"><img src="${esc(p.image.href)}" alt="${esc(p.image.alt)}"/></figure>`);
   p.blocks.forEach((b, i) => {
     const id = blockId(p.page, i);
@@ -55,6 +57,12 @@ export function contentXhtml(p: ContentPage, language: string): string {
       if (want === 'table') out.push('<div class="cells">');
       open = want;
     }
+    if (b.role === 'furniture') {
+      // A running head or page number, shown as printed and never read.
+      out.push(`<p class="furniture" id="${id}">${words(b)}</p>`);
+      return;
+    }
+    const role = b.role ? ` class="${b.role}"` : '';
     switch (b.kind) {
       case 'heading': {
         const h = Math.min(6, Math.max(1, b.level ?? 2));
@@ -74,7 +82,7 @@ export function contentXhtml(p: ContentPage, language: string): string {
         out.push(`<p class="cell" id="${id}">${words(b)}</p>`);
         break;
       default:
-        out.push(`<p id="${id}">${words(b)}</p>`);
+        out.push(`<p${role} id="${id}">${words(b)}</p>`);
     }
   });
   close();
@@ -165,6 +173,9 @@ blockquote { margin: 1em 2em; font-style: italic; }
 pre { white-space: pre-wrap; font-family: monospace; }
 .cells p.cell { display: inline-block; margin: 0 1em 0.3em 0; }
 figure.page-image { margin: 1em 0; text-align: center; }
+p.furniture { font-family: sans-serif; font-size: 0.75em; color: #555555; text-align: right; margin: 0; }
+p.footnote { font-size: 0.85em; border-top: 1px solid #999999; padding-top: 0.3em; }
+p.caption { font-size: 0.9em; font-style: italic; }
 figure.page-image img { max-width: 100%; height: auto; }
 /* The word being read (Media Overlays active class), and the document while narration plays. */
 .${ACTIVE_CLASS} { background-color: #ffe066; color: #000000; border-radius: 0.2em; }

@@ -1,15 +1,18 @@
 // Typed failures of calls to a GPU inference server. Every message names the server
 // and the request (method + path), so a job's one-line error says where it went wrong.
+// All are UPSTREAM_FAILED (502) to our own clients, but for a cancellation (CANCELLED).
+import { LecternError, type ErrorCode } from '../core/errors.ts';
 
 /** Base class: which server and which request. */
-export class GpuClientError extends Error {
+export class GpuClientError extends LecternError {
   constructor(
     message: string,
     readonly serverUrl: string,
     /** e.g. `POST /lipsync` or `GET /lipsync/abc`. */
     readonly request: string,
+    code: ErrorCode = 'UPSTREAM_FAILED',
   ) {
-    super(message);
+    super(code, message);
     this.name = 'GpuClientError';
   }
 }
@@ -99,6 +102,7 @@ export class LipsyncCancelled extends GpuClientError {
         : `${what} on GPU server ${serverUrl} was cancelled (during ${request})`,
       serverUrl,
       request,
+      'CANCELLED',
     );
     this.name = 'LipsyncCancelled';
   }

@@ -1,7 +1,8 @@
 // Micro-batcher: coalesces compatible requests (same key) into one call of up to
 // maxBatch items. Each key has its own queue, so an incompatible request at the head
 // of one key never delays another key; a partial batch is dispatched once its oldest
-// request has waited windowMs, so no request is held longer than the window.
+// request has waited windowMs, so no request is held longer than the window. A request
+// whose signal aborts while it waits leaves its queue and is never dispatched.
 
 export interface BatchInfo {
   key: string;
@@ -13,8 +14,11 @@ export interface BatchInfo {
 export interface BatcherOptions<Req, Res> {
   maxBatch: number;
   windowMs: number;
-  /** Runs one batch; must return one result per item, in order. */
-  run(key: string, items: Req[]): Promise<Res[]>;
+  /**
+   * Runs one batch; returns one result per item, in order: all at once, or a promise per
+   * item (each request then settles on its own, an error failing only its request).
+   */
+  run(key: string, items: Req[]): Promise<Res[]> | Promise<Res>[];
   onDispatch?(info: BatchInfo): void;
   now?: () => number;
 }
@@ -24,6 +28,8 @@ interface Pending<Req, Res> {
   enqueuedAt: number;
   resolve(r: Res): void;
   reject(e: unknown): void;
+  /** Detaches the abort listener once the request leaves the queue. */
+  detach(): void;
 }
 
 interface KeyQueue<Req, Res> {
@@ -42,6 +48,12 @@ export class MicroBatcher<Req, Res> {
     this.now = opts.now ?? (() => performance.now());
   }
 
+  /** Lowers (or raises) the batch size, e.g. to what a model process declared it takes. */
+  setMaxBatch(n: number): void {
+    if (n < 1) throw new Error('maxBatch must be at least 1');
+    this.opts.maxBatch = n;
+  }
+
   /** Requests waiting in the batcher (not yet dispatched). */
   get queued(): number {
     return this.waiting;
@@ -52,14 +64,28 @@ export class MicroBatcher<Req, Res> {
     return this.running;
   }
 
-  submit(key: string, item: Req): Promise<Res> {
+  submit(key: string, item: Req, signal?: AbortSignal): Promise<Res> {
     return new Promise<Res>((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason);
       let q = this.queues.get(key);
       if (!q) {
         q = { items: [], timer: null };
         this.queues.set(key, q);
       }
-      q.items.push({ item, enqueuedAt: this.now(), resolve, reject });
+      const p: Pending<Req, Res> = { item, enqueuedAt: this.now(), resolve, reject, detach: () => {} };
+      if (signal) {
+        const onAbort = () => {
+          const i = q.items.indexOf(p);
+          if (i < 0) return;
+          q.items.splice(i, 1);
+          this.waiting--;
+          if (q.items.length === 0) this.schedule(key, q);
+          reject(signal.reason);
+        };
+        signal.addEventListener('abort', onAbort, { once: true });
+        p.detach = () => signal.removeEventListener('abort', onAbort);
+      }
+      q.items.push(p);
       this.waiting++;
       this.schedule(key, q);
     });
@@ -88,14 +114,26 @@ export class MicroBatcher<Req, Res> {
     const batch = q.items.splice(0, n);
     if (batch.length === 0) return;
     this.waiting -= batch.length;
+    for (const p of batch) p.detach();
     const t = this.now();
     this.opts.onDispatch?.({ key, size: batch.length, waitsMs: batch.map((p) => t - p.enqueuedAt) });
     this.running++;
-    let results: Promise<Res[]>;
+    let results: Promise<Res[]> | Promise<Res>[];
     try {
       results = this.opts.run(key, batch.map((p) => p.item));
     } catch (e) {
       results = Promise.reject(e);
+    }
+    if (Array.isArray(results)) {
+      if (results.length !== batch.length) {
+        const err = new Error(`batch returned ${results.length} results for ${batch.length} requests`);
+        for (const p of batch) p.reject(err);
+        this.running--;
+        return;
+      }
+      results.forEach((r, i) => r.then(batch[i]!.resolve, batch[i]!.reject));
+      void Promise.allSettled(results).then(() => this.running--);
+      return;
     }
     results.then(
       (res) => {
@@ -118,7 +156,10 @@ export class MicroBatcher<Req, Res> {
   close(reason = new Error('server is shutting down')): void {
     for (const q of this.queues.values()) {
       if (q.timer) clearTimeout(q.timer);
-      for (const p of q.items) p.reject(reason);
+      for (const p of q.items) {
+        p.detach();
+        p.reject(reason);
+      }
       this.waiting -= q.items.length;
       q.items = [];
     }

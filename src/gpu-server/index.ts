@@ -1,8 +1,10 @@
 // Entry point of `lectern gpu-server`.
 import type { Logger } from '../log.ts';
-import { buildGpuServer, type GpuServerSettings } from './app.ts';
+import { buildGpuServer } from './app.ts';
+import type { GpuServerSettings } from './runtime.ts';
 
-export { buildGpuServer, chooseBackend, type GpuServer, type GpuServerOptions, type GpuServerSettings } from './app.ts';
+export { buildGpuServer, type GpuServer } from './app.ts';
+export { chooseBackend, type GpuRuntime, type GpuServerOptions, type GpuServerSettings } from './runtime.ts';
 export { MicroBatcher } from './batcher.ts';
 
 /**

@@ -5,8 +5,7 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import PQueue from 'p-queue';
-import { conflict, notFound, notReady } from '../errors.ts';
-import { oneLine } from '../errors.ts';
+import { conflict, notFound, notReady, oneLine } from '../core/errors.ts';
 import type { LipsyncProvider } from '../speech/lipsync/types.ts';
 
 export const LIPSYNC_STATES = ['queued', 'running', 'done', 'failed', 'cancelled'] as const;

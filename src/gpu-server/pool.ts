@@ -1,12 +1,12 @@
 // The piscina pool of worker threads that runs every model call, and the translation of
-// worker results back into typed values and HTTP-mappable errors.
+// worker results back into typed values and errors (by their catalogue code).
 import { Piscina } from 'piscina';
 // The onnxruntime addon cannot register again once every thread that loaded it has exited
 // ("Module did not self-register"), which happens when a pool is closed and a new one
 // started in the same process. Holding it in the main thread keeps it loaded.
 import 'onnxruntime-node';
-import { HttpError } from '../errors.ts';
-import { MissingModelError, SpeechInputError, type SynthesisRequest } from '../speech/types.ts';
+import { fromWire, LecternError } from '../core/errors.ts';
+import type { SynthesisRequest } from '../speech/types.ts';
 import type { BackendInfo, BackendSpec, Task, TaskResult, TaskStats, WorkerData } from './tasks.ts';
 
 export interface PoolOptions extends WorkerData {
@@ -15,9 +15,9 @@ export interface PoolOptions extends WorkerData {
   maxQueue: number;
 }
 
-export class PoolOverloadedError extends HttpError {
+export class PoolOverloadedError extends LecternError {
   constructor() {
-    super(503, 'the inference server is overloaded; retry shortly');
+    super('OVERLOADED', 'the inference server is overloaded; retry shortly');
   }
 }
 
@@ -57,11 +57,7 @@ export class SpeechPool {
     const t0 = performance.now();
     const r = (await this.piscina.run(task, transfer ? { transferList: transfer } : undefined)) as TaskResult;
     const total = performance.now() - t0;
-    if (r.kind === 'error') {
-      if (r.error.type === 'input') throw new SpeechInputError(r.error.message);
-      if (r.error.type === 'missing-model') throw new MissingModelError(r.error.message);
-      throw new Error(r.error.message);
-    }
+    if (r.kind === 'error') throw fromWire(r.error);
     if (r.kind !== kind) throw new Error(`worker answered ${r.kind} to a ${kind} task`);
     // Time not spent loading or inside the engine was spent waiting for a worker (or encoding).
     this.onStats(r.stats, Math.max(0, total - r.stats.modelMs - r.stats.loadMs));

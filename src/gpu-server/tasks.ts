@@ -1,4 +1,5 @@
 // Messages between the GPU server's event loop and its pool workers.
+import type { WireError } from '../core/errors.ts';
 import type { Language, SynthesisRequest, WordTiming } from '../speech/types.ts';
 
 export interface BackendSpec {
@@ -26,6 +27,8 @@ export interface BackendInfo {
   canClone: boolean;
   batched: boolean;
   languages: Language[];
+  /** Voice ids the backend takes, where it lists them (absent: any id goes to the backend to judge). */
+  voices?: string[];
 }
 
 export type Task =
@@ -60,10 +63,5 @@ export type TaskResult =
   | { kind: 'synthesize'; outputs: SynthesizedAudio[]; stats: TaskStats }
   | { kind: 'align'; words: WordTiming[]; stats: TaskStats }
   | { kind: 'transcribe'; text: string; stats: TaskStats }
-  | { kind: 'error'; error: TaskErrorShape; stats?: TaskStats };
-
-/** Errors cross the thread boundary as plain objects; `type` restores the class. */
-export interface TaskErrorShape {
-  type: 'input' | 'missing-model' | 'other';
-  message: string;
-}
+  /** Error classes do not survive structured clone: errors cross as their catalogue code and message. */
+  | { kind: 'error'; error: WireError; stats?: TaskStats };

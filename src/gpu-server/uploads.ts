@@ -1,10 +1,12 @@
-// Multipart parsing for the GPU server's routes: small files in memory, large ones
-// (lip-sync videos) streamed to disk, with the size limit mapped to 413.
+// Multipart parsing by hand, for routes whose files are streamed to disk (lip-sync videos)
+// rather than validated in the body: small files in memory, the named ones on disk, with
+// the size limit mapped to 413.
 import { createWriteStream } from 'node:fs';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyRequest } from 'fastify';
-import { badRequest, tooLarge } from '../errors.ts';
+import { fileTooLarge, uploadTooLarge } from '../api/http.ts';
+import { badRequest } from '../core/errors.ts';
 
 export interface ParsedForm {
   fields: Record<string, string>;
@@ -27,10 +29,10 @@ export async function readMultipart(req: FastifyRequest, limitBytes: number, toD
       const ext = path.extname(part.filename ?? '').replace(/[^.a-zA-Z0-9]/g, '').slice(0, 8);
       const dest = path.join(toDisk.dir, `${part.fieldname}${ext}`);
       await pipeline(part.file, createWriteStream(dest));
-      if (part.file.truncated) throw tooLarge(`file ${part.fieldname} exceeds the upload limit of ${limitBytes} bytes`);
+      if (part.file.truncated) throw uploadTooLarge(limitBytes);
       out.paths[part.fieldname] = dest;
     } else {
-      out.files[part.fieldname] = await part.toBuffer();
+      out.files[part.fieldname] = await part.toBuffer().catch(fileTooLarge(limitBytes));
     }
   }
   return out;

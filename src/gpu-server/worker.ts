@@ -1,7 +1,8 @@
 // Pool worker: holds this thread's engines in a model cache and runs one task at a time,
 // so every model call happens off the server's event loop.
 import { threadId, workerData } from 'node:worker_threads';
-import { MissingModelError, SpeechInputError, type Aligner, type Transcriber, type TtsBackend } from '../speech/types.ts';
+import { toWire } from '../core/errors.ts';
+import { SpeechInputError, type Aligner, type Transcriber, type TtsBackend } from '../speech/types.ts';
 import type { TtsBackendOptions } from '../speech/tts/registry.ts';
 import { contentTypeFor, encodeAudio } from './audio-format.ts';
 import { ModelCache } from './model-cache.ts';
@@ -70,6 +71,7 @@ async function run(task: Task): Promise<TaskResult> {
           canClone: be.canClone,
           batched: be.batched,
           languages: await be.languages(),
+          voices: await be.voices?.(),
         },
         stats: stats(b.model, b.hit, b.loadMs, 0),
       };
@@ -125,9 +127,8 @@ export default async function handle(task: Task): Promise<TaskResult> {
   try {
     return await run(task);
   } catch (e) {
-    // Error classes do not survive structured clone; send the kind explicitly.
-    const message = e instanceof Error ? e.message : String(e);
-    const type = e instanceof SpeechInputError || /^unknown (aligner|transcriber|asr|provider)/i.test(message) ? 'input' : e instanceof MissingModelError || (e as { code?: string })?.code === 'ERR_MODULE_NOT_FOUND' ? 'missing-model' : 'other';
-    return { kind: 'error', error: { type, message } };
+    // An engine module that is not there is a model not installed.
+    if ((e as { code?: string })?.code === 'ERR_MODULE_NOT_FOUND') return { kind: 'error', error: { code: 'MISSING_MODEL', message: (e as Error).message } };
+    return { kind: 'error', error: toWire(e) };
   }
 }

@@ -15,6 +15,8 @@ export interface JobsTable {
   pipeline_type: string;
   status: string;
   config_json: unknown;
+  /** Migration 3: the creating token's name (null: no authentication, or from before). */
+  owner: string | null;
   worker_task_id: string | null;
   progress: unknown;
   error: string | null;
@@ -34,6 +36,8 @@ export interface UploadsTable {
   kind: string;
   path: string;
   sha256: string;
+  /** Migration 3: the uploading token's name (null: no authentication, or from before). */
+  owner: string | null;
   created_at: string | Date;
 }
 
@@ -214,13 +218,32 @@ const MIGRATIONS: Migration[] = [
       if (dialect === 'sqlite') await s.alterTable('queue_tasks').addColumn('kind', 'text', (c) => c.notNull().defaultTo('pipeline')).execute();
     },
   },
+  {
+    // Ownership: each job and upload belongs to the token that made it. Jobs have recorded
+    // their creator since tokens came (config_json.created_by), so they keep that owner;
+    // uploads never recorded one, so theirs stay null: visible to admins only.
+    version: 3,
+    async up(s, db, { dialect }) {
+      await s.alterTable('jobs').addColumn('owner', 'text').execute();
+      await s.alterTable('uploads').addColumn('owner', 'text').execute();
+      const createdBy = dialect === 'postgres' ? sql<string | null>`config_json->>'created_by'` : sql<string | null>`json_extract(config_json, '$.created_by')`;
+      await db.updateTable('jobs').set({ owner: createdBy }).execute();
+      // A token's list: WHERE owner = ? [AND status = ?] ORDER BY created_at DESC, id DESC.
+      await s.createIndex('jobs_owner_created_idx').on('jobs').columns(['owner', 'created_at', 'id']).execute();
+      await s.createIndex('jobs_owner_status_created_idx').on('jobs').columns(['owner', 'status', 'created_at', 'id']).execute();
+    },
+  },
 ];
 
+/** The newest schema version. */
+export const SCHEMA_VERSION = MIGRATIONS.at(-1)!.version;
+
 /**
- * Applies the migrations not yet recorded. Several processes may start at once: PostgreSQL
- * serialises them with an advisory lock, SQLite with BEGIN IMMEDIATE (the file's write lock).
+ * Applies the migrations not yet recorded (up to `upTo`: tests start from an older schema).
+ * Several processes may start at once: PostgreSQL serialises them with an advisory lock,
+ * SQLite with BEGIN IMMEDIATE (the file's write lock).
  */
-export async function migrate(conn: Connection): Promise<void> {
+export async function migrate(conn: Connection, upTo = SCHEMA_VERSION): Promise<void> {
   const run = async (db: Kysely<DB>, schema: SchemaModule) => {
     await schema
       .createTable('lectern_migrations')
@@ -230,7 +253,7 @@ export async function migrate(conn: Connection): Promise<void> {
       .execute();
     const done = new Set((await db.selectFrom('lectern_migrations').select('version').execute()).map((r) => Number(r.version)));
     for (const m of MIGRATIONS) {
-      if (done.has(m.version)) continue;
+      if (done.has(m.version) || m.version > upTo) continue;
       await m.up(schema, db, conn);
       await db.insertInto('lectern_migrations').values({ version: m.version, applied_at: new Date().toISOString() }).execute();
     }

@@ -3,19 +3,23 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import type { ServiceConfig } from '../config.ts';
-import { oneLine } from '../errors.ts';
+import { INTERNAL } from '../core/caller.ts';
+import { oneLine } from '../core/errors.ts';
 import type { Logger } from '../log.ts';
 import { loadPipeline } from '../pipelines/registry.ts';
 import { withRequestId } from '../request-context.ts';
+import { fillOptions } from '../pipelines/options.ts';
+import type { JobResult } from '../pipelines/result.ts';
 import { JobCancelled, type PipelineContext, type PipelineInput } from '../pipelines/types.ts';
 import { createGpuClient } from '../gpu-client/index.ts';
 import { createPresenterGenerator, type PresenterHandle } from '../pipelines/presenter.ts';
 import { createLocalSpeech, type Speech } from '../speech/local.ts';
 import { createRemoteSpeech } from '../speech/remote.ts';
-import type { Storage } from '../storage.ts';
+import { jobPrefix, type Storage } from '../storage.ts';
 import { runEpubExport } from './epub-export.ts';
 import { cancelKey } from './job-service.ts';
-import type { JobRecord, Progress, Stores, TaskContext } from './types.ts';
+import { JobScratch } from './job-scratch.ts';
+import type { JobConfig, JobRecord, Progress, Stores, TaskContext } from './types.ts';
 import { cloneReference, engineVoice } from '../voices/resolve.ts';
 
 /** At most one progress write to the store per this many ms (events go out every time). */
@@ -73,9 +77,9 @@ async function defaultSpeech(config: ServiceConfig, log: Logger): Promise<Speech
 }
 
 export async function runJob(jobId: string, task: TaskContext, opts: WorkerOptions, getSpeech: () => Promise<Speech>): Promise<void> {
-  const existing = await opts.stores.jobs.getJob(jobId);
+  const existing = await opts.stores.jobs.getJob(jobId, INTERNAL);
   // The id of the API request that created the job: on every log line of this run and on every GPU server call it makes.
-  const requestId = typeof existing?.config_json.request_id === 'string' ? existing.config_json.request_id : null;
+  const requestId = existing?.config_json.request_id ?? null;
   const log = opts.log.child({ job_id: jobId, task_id: task.taskId, attempt: task.attempt, ...(requestId ? { request_id: requestId } : {}) });
   return withRequestId(requestId, () => runJobWith(existing, jobId, task, opts, getSpeech, log));
 }
@@ -95,24 +99,23 @@ async function runJobWith(existing: JobRecord | null, jobId: string, task: TaskC
   if (existing.status === 'running') log.warn('resuming a job whose previous worker stopped');
   await stores.events.publish(jobId, { type: 'status', status: 'running' });
 
-  const outputDir = storage.outputDir(jobId);
-  await fs.promises.mkdir(outputDir, { recursive: true });
-
+  let scratch: JobScratch | null = null;
   try {
-    const upload = await stores.jobs.getUpload(String(job.config_json.uploaded_file_id));
+    scratch = await JobScratch.create(storage, jobId, 'job');
+    const config = job.config_json;
+    const upload = await stores.jobs.getUpload(config.uploaded_file_id, INTERNAL);
     if (!upload) throw new Error('the job\'s document upload is missing');
-    const ctx = pipelineContext(job, task, opts, outputDir, await getSpeech(), log);
+    const ctx = pipelineContext(job, task, opts, scratch.outDir, await getSpeech(), log);
     // A bundled clone voice is its clip and exact transcript; any other bundled id → its engine voice.
-    const clone = job.config_json.ref_audio_file_id ? null : await cloneReference(ctx.input.voiceId);
+    const clone = config.ref_audio_file_id ? null : await cloneReference(ctx.input.voiceId);
     if (clone) ctx.input.voiceId = null;
     else ctx.input.voiceId = await engineVoice(ctx.input.voiceId, ctx.speech.engine);
-    ctx.input.document.path = storage.resolve(upload.path);
-    ctx.input.referenceAudio = clone ? await bundledReference(clone.clipPath, clone.refText) : await referenceAudio(job, opts, ctx.speech, log);
-    const refVideoId = job.config_json.ref_video_file_id;
-    if (typeof refVideoId === 'string' && refVideoId) {
-      const ref = await stores.jobs.getUpload(refVideoId);
+    ctx.input.document.path = await scratch.input(upload.path, 'document upload');
+    ctx.input.referenceAudio = clone ? await bundledReference(clone.clipPath, clone.refText) : await referenceAudio(job, opts, scratch, ctx.speech, log);
+    if (config.ref_video_file_id) {
+      const ref = await stores.jobs.getUpload(config.ref_video_file_id, INTERNAL);
       if (!ref) throw new Error('the job\'s reference video upload is missing');
-      ctx.input.referenceVideo = storage.resolve(ref.path);
+      ctx.input.referenceVideo = await scratch.input(ref.path, 'reference video upload');
     }
     // Made on first use (only the lip-sync pipeline asks) and closed with the job.
     let presenter: Promise<PresenterHandle> | null = null;
@@ -121,6 +124,10 @@ async function runJobWith(existing: JobRecord | null, jobId: string, task: TaskC
     const result = await pipeline.run(ctx).finally(async () => {
       if (presenter) await (await presenter.catch(() => null))?.close();
     });
+    // `completed` only once every output is in the store: a worker that dies before leaves the job to be run again.
+    ctx.progress('store', 0, 1);
+    await scratch.storeOutputs(result.files);
+    await scratch.remove(); // before the job ends: nothing of it is left on this worker once it is completed
     await ctx.flushProgress();
     const { status: outcome, ...fields } = result;
     const stopped = outcome === 'stopped';
@@ -147,14 +154,16 @@ async function runJobWith(existing: JobRecord | null, jobId: string, task: TaskC
     const failed = await stores.jobs.transition(jobId, ['running'], { status: 'failed', error, finished_at: new Date().toISOString() });
     if (failed) await stores.events.publish(jobId, { type: 'status', status: 'failed', error });
     log.warn({ err: error }, 'job failed');
+  } finally {
+    await scratch?.remove();
   }
 }
 
 /** A lip-sync job's `pages_done`/`pages_total` go to the top of config_json too (spec §A: a stopped job reports them there). */
-function pageCounts(result: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  if (typeof result.pages_done === 'number') out.pages_done = result.pages_done;
-  if (typeof result.pages_total === 'number') out.pages_total = result.pages_total;
+function pageCounts(result: JobResult): Pick<JobConfig, 'pages_done' | 'pages_total'> {
+  const out: Pick<JobConfig, 'pages_done' | 'pages_total'> = {};
+  if (result.pages_done !== undefined) out.pages_done = result.pages_done;
+  if (result.pages_total !== undefined) out.pages_total = result.pages_total;
   return out;
 }
 
@@ -165,7 +174,7 @@ type RunnerContext = PipelineContext & {
 
 function pipelineContext(job: JobRecord, task: TaskContext, opts: WorkerOptions, outputDir: string, speech: Speech, log: Logger): RunnerContext {
   const { stores, storage } = opts;
-  const c = job.config_json as Record<string, unknown> & { document: { original_name: string; content_type: string }; options: PipelineInput['options'] };
+  const c = job.config_json;
   let lastWrite = 0;
   let pending: Progress | null = null;
   let timer: NodeJS.Timeout | null = null;
@@ -186,10 +195,10 @@ function pipelineContext(job: JobRecord, task: TaskContext, opts: WorkerOptions,
     input: {
       jobId: job.id,
       document: { path: '', originalName: c.document.original_name, contentType: c.document.content_type },
-      language: String(c.language ?? 'en-US'),
-      voiceId: (c.voice_id as string | null) ?? null,
-      options: c.options,
-      title: (c.title as string | null) ?? null,
+      language: c.language,
+      voiceId: c.voice_id,
+      options: fillOptions(c.options),
+      title: c.title,
     },
     outputDir,
     cacheDir: storage.cacheDir,
@@ -207,7 +216,7 @@ function pipelineContext(job: JobRecord, task: TaskContext, opts: WorkerOptions,
     },
     async cancelled() {
       if ((await stores.kv.get(cancelKey(job.id))) !== null) return true;
-      return (await stores.jobs.getJob(job.id)) === null;
+      return (await stores.jobs.getJob(job.id, INTERNAL)) === null;
     },
     signal: task.signal,
     async flushProgress() {
@@ -224,17 +233,16 @@ function pipelineContext(job: JobRecord, task: TaskContext, opts: WorkerOptions,
  * by the worker that is about to clone with it (never at upload), and kept in config_json
  * so a resumed job does not transcribe again.
  */
-async function referenceAudio(job: JobRecord, opts: WorkerOptions, speech: Speech, log: Logger): Promise<PipelineInput['referenceAudio']> {
+async function referenceAudio(job: JobRecord, opts: WorkerOptions, scratch: JobScratch, speech: Speech, log: Logger): Promise<PipelineInput['referenceAudio']> {
   const id = job.config_json.ref_audio_file_id;
-  if (typeof id !== 'string' || !id) return null;
-  const upload = await opts.stores.jobs.getUpload(id);
+  if (!id) return null;
+  const upload = await opts.stores.jobs.getUpload(id, INTERNAL);
   if (!upload) throw new Error("the job's reference audio upload is missing");
-  const bytes = await fs.promises.readFile(opts.storage.resolve(upload.path));
-  let text = typeof job.config_json.ref_text === 'string' ? job.config_json.ref_text.trim() : '';
+  const bytes = await fs.promises.readFile(await scratch.input(upload.path, 'reference audio upload'));
+  let text = job.config_json.ref_text?.trim() ?? '';
   if (!text) {
     if (!speech.transcribe) throw new Error(`cloning a voice needs the reference clip's transcript (ref_text), and ${speech.engine} cannot transcribe; give ref_text`);
-    const language = String(job.config_json.language ?? 'en-US');
-    text = (await speech.transcribe(bytes, language)).trim();
+    text = (await speech.transcribe(bytes, job.config_json.language)).trim();
     if (!text) throw new Error('the reference clip was transcribed to no words; give ref_text');
     await opts.stores.jobs.mergeConfig(job.id, { ref_text: text, ref_text_source: 'transcribed' });
     log.info({ words: text.split(/\s+/).length }, 'reference clip transcribed for cloning');
@@ -247,10 +255,10 @@ async function bundledReference(clipPath: string, text: string): Promise<Pipelin
   return { bytes, sha256: createHash('sha256').update(bytes).digest('hex'), text };
 }
 
-/** A job deleted while it ran: its output dir may have been re-created by the pipeline. */
+/** A job deleted while it ran: outputs it stored after the DELETE are removed here. */
 async function removeIfDeleted(jobId: string, opts: WorkerOptions): Promise<boolean> {
-  if (await opts.stores.jobs.getJob(jobId)) return false;
-  await opts.storage.removeOutputDir(jobId);
+  if (await opts.stores.jobs.getJob(jobId, INTERNAL)) return false;
+  await opts.storage.deletePrefix(jobPrefix(jobId));
   opts.log.info({ job_id: jobId }, 'job was deleted while running; output removed');
   return true;
 }

@@ -1,52 +1,31 @@
 // The job rules of the interface contract (spec §A), independent of HTTP.
 import { randomUUID } from 'node:crypto';
-import fs from 'node:fs';
 import path from 'node:path';
-import { conflict, HttpError, invalid, notFound } from '../errors.ts';
+import type { Caller } from '../core/caller.ts';
+import { conflict, invalid, LecternError, notFound } from '../core/errors.ts';
 import type { Logger } from '../log.ts';
-import { pipelineAccepts, PIPELINE_OUTPUTS } from '../pipelines/registry.ts';
-import { isId, type Storage } from '../storage.ts';
-import type { JobCreateRequest } from '../api/schemas.ts';
-import type { JobRecord, JobStatus, Stores, UploadRecord } from './types.ts';
+import { defaultFormat, pipelineAccepts } from '../pipelines/registry.ts';
+import { isId, jobPrefix, outputKey, type DownloadMeta, type Storage } from '../storage.ts';
+import { contentTypeFor, INLINE_TYPES } from './file-types.ts';
+import { jobUploadRefs, type JobCreateRequest, type UploadField } from './job-config.ts';
+import type { ExportState, JobConfig, JobListQuery, JobRecord, Stores, UploadRecord } from './types.ts';
 import { cloneReference } from '../voices/resolve.ts';
-import { EXPORTABLE_STATUSES, exportRefusal, exportState, type ExportState } from './epub-export.ts';
+import { EXPORTABLE_STATUSES, exportRefusal, exportState } from './epub-export.ts';
 
 /** Seconds a stop request's cancel flag lives (spec §8). */
 export const CANCEL_FLAG_TTL_SECONDS = 24 * 60 * 60;
 export const cancelKey = (jobId: string) => `job:${jobId}:cancel`;
 
+/** A job's file in the store and how to send it. */
 export interface OutputFile {
-  path: string;
-  filename: string;
-  contentType: string;
-}
-
-const CONTENT_TYPES: Record<string, string> = {
-  '.mp3': 'audio/mpeg',
-  '.m4b': 'audio/mp4',
-  '.m4a': 'audio/mp4',
-  '.mp4': 'video/mp4',
-  '.zip': 'application/zip',
-  '.epub': 'application/epub+zip',
-  '.json': 'application/json',
-  '.vtt': 'text/vtt; charset=utf-8',
-  '.png': 'image/png',
-  '.jpg': 'image/jpeg',
-  '.jpeg': 'image/jpeg',
-  '.webp': 'image/webp',
-};
-
-/** Types a browser may show in place; anything else from a job is sent as an attachment. */
-const INLINE_TYPES = /^(audio|video|image)\/|^application\/json$|^text\/vtt/;
-
-export function contentTypeFor(file: string): string {
-  return CONTENT_TYPES[path.extname(file).toLowerCase()] ?? 'application/octet-stream';
+  key: string;
+  meta: DownloadMeta;
 }
 
 /** Who asked for a job: recorded with it, so limits can count per token and logs can follow it. */
 export interface Requester {
-  /** Token name; null with authentication off. */
-  owner: string | null;
+  /** Which uploads the job may use; `caller.name` owns the job (null with authentication off). */
+  caller: Caller;
   /** The API request's id; the worker's log lines and GPU calls carry it. */
   requestId: string | null;
 }
@@ -69,15 +48,16 @@ export class JobService {
     private readonly opts: JobServiceOptions = {},
   ) {}
 
-  async create(req: JobCreateRequest, by: Requester = { owner: null, requestId: null }): Promise<JobRecord> {
+  async create(req: JobCreateRequest, by: Requester): Promise<JobRecord> {
     const limit = this.opts.maxActiveJobsPerOwner ?? 0;
     if (limit <= 0) return this.createUnlimited(req, by);
-    const key = by.owner ?? '';
+    const owner = by.caller.name;
+    const key = owner ?? '';
     const prev = this.creating.get(key) ?? Promise.resolve();
     const run = prev.catch(() => undefined).then(async () => {
-      const active = await this.stores.jobs.countActiveJobs(by.owner);
+      const active = await this.stores.jobs.countActiveJobs(owner);
       if (active >= limit) {
-        throw new HttpError(429, `too many active jobs: ${active} pending or running${by.owner ? ` for token "${by.owner}"` : ''}, the limit is ${limit}; wait for one to finish or delete one`);
+        throw new LecternError('ACTIVE_JOB_LIMIT', `too many active jobs: ${active} pending or running${owner ? ` for token "${owner}"` : ''}, the limit is ${limit}; wait for one to finish or delete one`);
       }
       return this.createUnlimited(req, by);
     });
@@ -90,11 +70,13 @@ export class JobService {
   }
 
   private async createUnlimited(req: JobCreateRequest, by: Requester): Promise<JobRecord> {
-    // 1. The document must exist (every pipeline reads a document).
-    const doc = await this.upload(req.uploaded_file_id, 'uploaded_file_id');
+    // 1. Every upload the request names exists and is the caller's to use; then each is of its field's kind.
+    const uploads = await this.resolveUploads(req, by.caller);
+    const named = (field: UploadField) => uploads.find((u) => u.field === field)?.upload ?? null;
+    const doc = named('uploaded_file_id')!; // required by the schema
     if (doc.kind !== 'document') throw invalid(`uploaded_file_id ${doc.id} is ${doc.kind}, not a document`);
-    // 2. Reference files, when given, must exist and be of the right kind.
-    const refAudio = req.ref_audio_file_id ? await this.upload(req.ref_audio_file_id, 'ref_audio_file_id') : null;
+    // 2. Reference files, when given, must be of the right kind.
+    const refAudio = named('ref_audio_file_id');
     if (refAudio && refAudio.kind !== 'audio' && refAudio.kind !== 'video') throw invalid(`ref_audio_file_id ${refAudio.id} is a ${refAudio.kind}, not audio`);
     if (!refAudio && !this.opts.cloning && (await cloneReference(req.voice_id ?? null))) {
       throw invalid(`voice_id ${req.voice_id} clones a reference clip, which needs a GPU server with a cloning backend (set LECTERN_GPU_SERVER_URL); pick an engine voice`);
@@ -102,7 +84,7 @@ export class JobService {
     if (refAudio && !this.opts.cloning) {
       throw invalid('ref_audio_file_id: cloning a voice from a reference clip needs a GPU server with a cloning backend (set LECTERN_GPU_SERVER_URL); the local engines speak bundled voices only');
     }
-    const refVideo = req.ref_video_file_id ? await this.upload(req.ref_video_file_id, 'ref_video_file_id') : null;
+    const refVideo = named('ref_video_file_id');
     if (refVideo && refVideo.kind !== 'video') throw invalid(`ref_video_file_id ${refVideo.id} is a ${refVideo.kind}, not a video`);
 
     // The lip-sync reader animates a presenter: without their video there is nothing to make.
@@ -114,8 +96,8 @@ export class JobService {
     if (accepted !== true) throw invalid(accepted);
 
     // 3. config_json from the request, with defaults made explicit so a job re-run later behaves the same.
-    const format = req.options?.format ?? PIPELINE_OUTPUTS[req.pipeline_type][0];
-    const config_json: Record<string, unknown> = {
+    const format = req.options?.format ?? defaultFormat(req.pipeline_type);
+    const config_json: JobConfig = {
       pipeline_type: req.pipeline_type,
       uploaded_file_id: doc.id,
       language: req.language ?? 'en-US',
@@ -126,13 +108,19 @@ export class JobService {
       title: req.title ?? null,
       options: { ...req.options, format, speed: req.options?.speed ?? 1 },
       document: { original_name: doc.original_name, content_type: doc.content_type },
-      created_by: by.owner,
+      created_by: by.caller.name,
       request_id: by.requestId,
     };
-    // 4. The record, pending.
+    // 4. The record, pending; the store checks the uploads again in the same transaction, so
+    // one deleted meanwhile is a 404 here rather than a job that fails later.
     const id = randomUUID();
-    const upload_ids = [doc.id, refAudio?.id, refVideo?.id].filter((x): x is string => Boolean(x));
-    let job = await this.stores.jobs.createJob({ id, pipeline_type: req.pipeline_type, config_json, upload_ids });
+    const upload_ids = uploads.map((u) => u.upload.id);
+    const created = await this.stores.jobs.createJob({ id, pipeline_type: req.pipeline_type, config_json, upload_ids, owner: by.caller.name }, by.caller);
+    if (!created) {
+      await this.resolveUploads(req, by.caller); // throws the 404 naming the upload that went
+      throw conflict('an upload of this job changed while the job was created; try again');
+    }
+    let job = created;
     // 5. Dispatch with the job id as a string; 6. store the task id.
     try {
       const taskId = await this.stores.queue.enqueue(String(id));
@@ -142,35 +130,40 @@ export class JobService {
       await this.stores.jobs.updateJob(id, { status: 'failed', error: 'could not dispatch the job to the queue', finished_at: new Date().toISOString() });
       throw err;
     }
-    this.log.info({ job_id: id, pipeline: req.pipeline_type, task: job.worker_task_id, request_id: by.requestId, token_name: by.owner }, 'job created');
+    this.log.info({ job_id: id, pipeline: req.pipeline_type, task: job.worker_task_id, request_id: by.requestId, token_name: by.caller.name }, 'job created');
     return job;
   }
 
-  async get(id: string): Promise<JobRecord> {
-    const job = isId(id) ? await this.stores.jobs.getJob(id) : null;
+  /**
+   * The job, if the caller may see it. Every route taking a job id comes through here: an id
+   * another token owns gets the same query and the same 404 as one that does not exist.
+   */
+  async get(id: string, caller: Caller): Promise<JobRecord> {
+    const job = isId(id) ? await this.stores.jobs.getJob(id, caller) : null;
     if (!job) throw notFound(`job ${id} not found`);
     return job;
   }
 
-  list(q: { status?: JobStatus; limit: number; offset: number }) {
-    return this.stores.jobs.listJobs(q);
+  /** The caller's jobs (every job for an admin), newest first; `total` counts only those. */
+  list(q: JobListQuery, caller: Caller) {
+    return this.stores.jobs.listJobs(q, caller);
   }
 
-  /** Stops a running job first, deletes the row, then removes the output directory (spec §A). */
-  async delete(id: string): Promise<void> {
-    const job = await this.get(id);
+  /** Stops a running job first, deletes the row, then removes the job's objects (spec §A; the sweep finishes a crash in between). */
+  async delete(id: string, caller: Caller): Promise<void> {
+    const job = await this.get(id, caller);
     if (job.status === 'running' || job.status === 'pending') {
       await this.stores.kv.set(cancelKey(id), '1', CANCEL_FLAG_TTL_SECONDS);
       if (job.status === 'pending' && job.worker_task_id) await this.stores.queue.remove(job.worker_task_id).catch(() => false);
     }
-    await this.stores.jobs.deleteJob(id);
-    await this.storage.removeOutputDir(id);
+    await this.stores.jobs.deleteJob(id, caller);
+    await this.storage.deletePrefix(jobPrefix(id));
     await this.stores.events.publish(id, { type: 'status', status: 'failed', error: 'job deleted' }).catch(() => undefined);
     this.log.info({ job_id: id }, 'job deleted');
   }
 
-  async stop(id: string): Promise<void> {
-    const job = await this.get(id);
+  async stop(id: string, caller: Caller): Promise<void> {
+    const job = await this.get(id, caller);
     if (job.pipeline_type !== 'lipsync') throw conflict(`job ${id} is a ${job.pipeline_type} job; only lip-sync jobs can be stopped early`);
     if (job.status !== 'running' && job.status !== 'pending') throw conflict(`job ${id} is ${job.status}, not running`);
     await this.stores.kv.set(cancelKey(id), '1', CANCEL_FLAG_TTL_SECONDS);
@@ -178,20 +171,22 @@ export class JobService {
   }
 
   /** The job's downloadable output; 409 while it has none. */
-  async output(id: string): Promise<OutputFile> {
-    const job = await this.get(id);
-    const result = job.config_json.result as { output?: string } | undefined;
-    const hasOutput = (job.status === 'completed' || job.status === 'stopped') && typeof result?.output === 'string';
-    if (!hasOutput) throw conflict(`job ${id} is ${job.status} and has no output yet`);
-    const dir = this.storage.outputDir(id);
-    const file = path.resolve(dir, result!.output!);
-    if (!file.startsWith(dir + path.sep)) throw conflict(`job ${id} has no output`);
+  async output(id: string, caller: Caller): Promise<OutputFile> {
+    const job = await this.get(id, caller);
+    const { result } = job.config_json;
+    if (!result || (job.status !== 'completed' && job.status !== 'stopped')) throw conflict(`job ${id} is ${job.status} and has no output yet`);
+    const key = this.keyOf(id, result.output);
+    if (!key || !(await this.storage.stat(key))) throw conflict(`job ${id}'s output file is missing`);
+    return { key, meta: { filename: `${this.documentStem(job)}${path.extname(result.output)}`, contentType: contentTypeFor(result.output), inline: false } };
+  }
+
+  /** A job file's key, or null for a name that would leave the job's folder. */
+  private keyOf(id: string, name: string): string | null {
     try {
-      await fs.promises.access(file);
+      return outputKey(id, name);
     } catch {
-      throw conflict(`job ${id}'s output file is missing`);
+      return null;
     }
-    return { path: file, filename: `${this.documentStem(job)}${path.extname(file)}`, contentType: contentTypeFor(file) };
   }
 
   /**
@@ -199,8 +194,8 @@ export class JobService {
    * running or done. The claim is one conditional update of config_json, so of any number of
    * concurrent requests exactly one enqueues the task; a failed export may be started again.
    */
-  async exportEpub(id: string): Promise<ExportState> {
-    const job = await this.get(id);
+  async exportEpub(id: string, caller: Caller): Promise<ExportState> {
+    const job = await this.get(id, caller);
     const refusal = exportRefusal(job);
     if (refusal) throw conflict(refusal);
     const claimed = await this.stores.jobs.mergeConfigIf(
@@ -209,7 +204,7 @@ export class JobService {
       { epub_export_status: 'running', epub_export_error: null, epub_export_output: null, epub_export_started_at: new Date().toISOString(), epub_export_finished_at: null },
     );
     if (!claimed) {
-      const cur = await this.get(id);
+      const cur = await this.get(id, caller);
       const state = exportState(cur);
       if (state.export_status === 'running' || state.export_status === 'done') return state;
       throw conflict(exportRefusal(cur) ?? `job ${id}'s export could not be started`);
@@ -225,48 +220,48 @@ export class JobService {
     return exportState(claimed);
   }
 
-  async exportStatus(id: string): Promise<ExportState> {
-    return exportState(await this.get(id));
+  async exportStatus(id: string, caller: Caller): Promise<ExportState> {
+    return exportState(await this.get(id, caller));
   }
 
   /** The exported EPUB; 409 until the export is done. */
-  async exportFile(id: string): Promise<OutputFile> {
-    const job = await this.get(id);
+  async exportFile(id: string, caller: Caller): Promise<OutputFile> {
+    const job = await this.get(id, caller);
     const state = exportState(job);
     if (state.export_status !== 'done' || !state.export_output) {
       throw conflict(`job ${id}'s EPUB export is ${state.export_status ?? 'not started'}; download it once export_status is done`);
     }
-    const dir = this.storage.outputDir(id);
-    const file = path.resolve(dir, state.export_output);
-    if (!file.startsWith(dir + path.sep) || !fs.existsSync(file)) throw conflict(`job ${id}'s exported EPUB is missing`);
-    return { path: file, filename: `${this.documentStem(job)}.epub`, contentType: contentTypeFor(file) };
+    const key = this.keyOf(id, state.export_output);
+    if (!key || !(await this.storage.stat(key))) throw conflict(`job ${id}'s exported EPUB is missing`);
+    return { key, meta: { filename: `${this.documentStem(job)}.epub`, contentType: contentTypeFor(state.export_output), inline: false } };
   }
 
   private documentStem(job: JobRecord): string {
-    const docName = (job.config_json.document as { original_name?: string } | undefined)?.original_name ?? 'lectern';
-    return path.parse(docName).name.replace(/[^\p{L}\p{N}._ -]+/gu, '_').slice(0, 120) || 'lectern';
+    return path.parse(job.config_json.document.original_name).name.replace(/[^\p{L}\p{N}._ -]+/gu, '_').slice(0, 120) || 'lectern';
   }
 
   /**
    * One of the job's files (the reader's narration, timeline, page images…): only names
-   * listed in config_json.result.files, resolved inside the job's output dir; 404 otherwise.
+   * listed in config_json.result.files, inside the job's folder of the store; 404 otherwise.
    */
-  async file(id: string, name: string): Promise<OutputFile & { inline: boolean }> {
-    const job = await this.get(id);
-    const files = (job.config_json.result as { files?: unknown } | undefined)?.files;
-    const listed = Array.isArray(files) && files.includes(name);
-    const dir = this.storage.outputDir(id);
-    const file = path.resolve(dir, name);
-    if (!listed || !file.startsWith(dir + path.sep)) throw notFound(`job ${id} has no file ${JSON.stringify(name)}`);
-    const stat = await fs.promises.stat(file).catch(() => null);
-    if (!stat?.isFile()) throw notFound(`job ${id}'s file ${JSON.stringify(name)} is missing`);
-    const contentType = contentTypeFor(file);
-    return { path: file, filename: path.basename(file), contentType, inline: INLINE_TYPES.test(contentType) };
+  async file(id: string, name: string, caller: Caller): Promise<OutputFile> {
+    const job = await this.get(id, caller);
+    const listed = job.config_json.result?.files.includes(name) ?? false;
+    const key = listed ? this.keyOf(id, name) : null;
+    if (!key) throw notFound(`job ${id} has no file ${JSON.stringify(name)}`);
+    if (!(await this.storage.stat(key))) throw notFound(`job ${id}'s file ${JSON.stringify(name)} is missing`);
+    const contentType = contentTypeFor(name);
+    return { key, meta: { filename: path.basename(name), contentType, inline: INLINE_TYPES.test(contentType) } };
   }
 
-  private async upload(id: string, field: string): Promise<UploadRecord> {
-    const u = isId(id) ? await this.stores.jobs.getUpload(id) : null;
-    if (!u) throw notFound(`${field}: upload ${id} not found`);
-    return u;
+  /** Every upload the request names (jobUploadRefs), as the caller may see them; 404 naming the field of the first that is not there or not theirs. */
+  private async resolveUploads(req: JobCreateRequest, caller: Caller): Promise<Array<{ field: UploadField; upload: UploadRecord }>> {
+    const out: Array<{ field: UploadField; upload: UploadRecord }> = [];
+    for (const { field, id } of jobUploadRefs(req)) {
+      const upload = isId(id) ? await this.stores.jobs.getUpload(id, caller) : null;
+      if (!upload) throw notFound(`${field}: upload ${id} not found`);
+      out.push({ field, upload });
+    }
+    return out;
   }
 }

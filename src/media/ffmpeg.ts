@@ -1,11 +1,15 @@
 // ffmpeg / ffprobe as child processes (Debian's packages, or LECTERN_FFMPEG / LECTERN_FFPROBE).
 import { spawn } from 'node:child_process';
 import { loadToolPaths } from '../config.ts';
+import { LecternError } from '../core/errors.ts';
 
 const tools = loadToolPaths();
 
-export class ToolMissingError extends Error {
+export class ToolMissingError extends LecternError {
   override name = 'ToolMissingError';
+  constructor(message: string) {
+    super('TOOL_MISSING', message);
+  }
 }
 
 export interface RunResult {
@@ -56,10 +60,13 @@ export interface FfmpegInput {
   kill(): void;
 }
 
-export function ffmpegInput(args: string[], opts: { signal?: AbortSignal } = {}): FfmpegInput {
-  const child = spawn(tools.ffmpeg, ['-hide_banner', '-loglevel', 'error', ...args], { stdio: ['pipe', 'ignore', 'pipe'], signal: opts.signal });
+/** `onOutput`: ffmpeg writes to pipe:1 and each piece of its output is handed over as it comes (streamed encoding). */
+export function ffmpegInput(args: string[], opts: { signal?: AbortSignal; onOutput?: (chunk: Buffer) => void } = {}): FfmpegInput {
+  const child = spawn(tools.ffmpeg, ['-hide_banner', '-loglevel', 'error', ...args], { stdio: ['pipe', 'pipe', 'pipe'], signal: opts.signal });
   const err: Buffer[] = [];
   child.stderr.on('data', (b: Buffer) => err.push(b));
+  if (opts.onOutput) child.stdout.on('data', opts.onOutput);
+  else child.stdout.resume();
   let exited = false;
   const done = new Promise<RunResult>((resolve, reject) => {
     child.on('error', (e: NodeJS.ErrnoException) => {

@@ -378,7 +378,8 @@ function textPainter(doc: DocumentModel, width: number, height: number): Painter
           if (y + lh > bottom) newScreen();
         }
         screen.draw.push({ text: w.text, x, y: y + asc, font });
-        placed.push({ screen: screens.length, at: { x, y, w: ww }, lineH: lh, ascent: asc });
+        // Only spoken words are timeline words; silent ones are drawn, never highlighted.
+        if (!w.silent) placed.push({ screen: screens.length, at: { x, y, w: ww }, lineH: lh, ascent: asc });
         x += ww + space;
       }
       y += lh + Math.round(lineH * 0.5);

@@ -6,6 +6,7 @@
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
+import { LecternError } from '../core/errors.ts';
 import {
   bandWindows,
   checkBlendArgs,
@@ -41,9 +42,9 @@ interface Binding {
 
 const ABI_VERSION = 2;
 
-export class NativeAddonError extends Error {
+export class NativeAddonError extends LecternError {
   constructor(message: string) {
-    super(message);
+    super('NATIVE_ADDON', message);
     this.name = 'NativeAddonError';
   }
 }

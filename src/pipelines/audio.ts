@@ -3,7 +3,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { DocumentModel } from '../documents/model.ts';
+import { narrationFile, OUTPUT_FILES } from '../core/output-files.ts';
 import { ffmpeg } from '../media/ffmpeg.ts';
+import { toWebVtt as webVtt } from '../media/captions.ts';
 import { writeFileAtomic } from '../storage.ts';
 import type { Narration } from './narrate.ts';
 import { atSpeed, narrateDocument, roundTime as round, type TimelineWord } from './narrate-document.ts';
@@ -18,24 +20,23 @@ export interface Chapter {
 export const audioPipeline: Pipeline = {
   async run(ctx: PipelineContext): Promise<PipelineResult> {
     const { input } = ctx;
-    const format = input.options.format ?? 'mp3';
+    const { format, speed } = input.options;
     if (format !== 'mp3' && format !== 'm4b') throw new Error(`the audio pipeline makes mp3 or m4b, not ${format}`);
     const { doc, chunks, narration, timeline } = await narrateDocument(ctx);
 
     ctx.progress('render', 0, 1);
-    const speed = input.options.speed ?? 1;
     const scaled = atSpeed(timeline, speed);
     const title = doc.title ?? input.title;
-    const output = `narration.${format}`;
+    const output = narrationFile(format);
     const duration = round(narration.samples.length / narration.sampleRate / speed);
     const chapters = format === 'm4b' ? chapterMarks(doc, scaled, duration, title) : [];
     await renderAudio(ctx, narration, speed, path.join(ctx.outputDir, output), format, { title, author: doc.author, chapters });
-    await writeFileAtomic(path.join(ctx.outputDir, 'timeline.json'), JSON.stringify({ title, author: doc.author, duration, pages: doc.pages.length, chapters, words: scaled }));
-    await writeFileAtomic(path.join(ctx.outputDir, 'narration.vtt'), toWebVtt(scaled));
+    await writeFileAtomic(path.join(ctx.outputDir, OUTPUT_FILES.timeline), JSON.stringify({ title, author: doc.author, duration, pages: doc.pages.length, chapters, words: scaled }));
+    await writeFileAtomic(path.join(ctx.outputDir, OUTPUT_FILES.cues), toWebVtt(scaled));
     ctx.progress('render', 1, 1);
     return {
       output,
-      files: [output, 'timeline.json', 'narration.vtt'],
+      files: [output, OUTPUT_FILES.timeline, OUTPUT_FILES.cues],
       duration_seconds: duration,
       words: scaled.length,
       chunks: chunks.length,
@@ -120,14 +121,7 @@ export function ffmetadata(meta: { title: string | null; author: string | null; 
   return `${lines.join('\n')}\n`;
 }
 
+/** One cue per word: what the narration's captions show. */
 export function toWebVtt(words: TimelineWord[]): string {
-  const ts = (t: number) => {
-    const ms = Math.round(t * 1000);
-    const h = Math.floor(ms / 3_600_000);
-    const m = Math.floor((ms % 3_600_000) / 60_000);
-    const s = Math.floor((ms % 60_000) / 1000);
-    return `${String(h).padStart(2, '0')}:${String(m).padStart(2, '0')}:${String(s).padStart(2, '0')}.${String(ms % 1000).padStart(3, '0')}`;
-  };
-  const cues = words.map((w, i) => `${i + 1}\n${ts(w.start)} --> ${ts(Math.max(w.end, w.start + 0.001))}\n${w.word.replace(/-->/g, '→')}\n`);
-  return `WEBVTT\n\n${cues.join('\n')}`;
+  return webVtt(words.map((w) => ({ start: w.start, end: w.end, text: w.word })));
 }

@@ -3,13 +3,12 @@
 // read-along EPUB 3 (Media Overlays) from them. The on-demand export of a lip-sync job calls
 // the same builder on that job's files.
 import path from 'node:path';
+import { NARRATION_FILES, OUTPUT_FILES } from '../core/output-files.ts';
 import { buildEpub } from '../epub/build.ts';
 import { writeFileAtomic } from '../storage.ts';
 import { renderAudio, toWebVtt } from './audio.ts';
 import { atSpeed, narrateDocument, roundTime } from './narrate-document.ts';
 import type { Pipeline, PipelineContext, PipelineResult } from './types.ts';
-
-export const EPUB_OUTPUT = 'book.epub';
 
 export const highlightEpubPipeline: Pipeline = {
   async run(ctx: PipelineContext): Promise<PipelineResult> {
@@ -17,16 +16,16 @@ export const highlightEpubPipeline: Pipeline = {
     const { doc, chunks, narration, timeline } = await narrateDocument(ctx);
 
     ctx.progress('render', 0, 1);
-    const speed = input.options.speed ?? 1;
+    const { speed } = input.options;
     const words = atSpeed(timeline, speed);
     const title = doc.title ?? input.title;
     const duration = roundTime(narration.samples.length / narration.sampleRate / speed);
-    const audioFile = path.join(ctx.outputDir, 'narration.mp3');
+    const audioFile = path.join(ctx.outputDir, OUTPUT_FILES.narration);
     await renderAudio(ctx, narration, speed, audioFile, 'mp3', { title, author: doc.author, chapters: [] });
-    await writeFileAtomic(path.join(ctx.outputDir, 'timeline.json'), JSON.stringify({ title, author: doc.author, duration, pages: doc.pages.length, chapters: [], words }));
-    await writeFileAtomic(path.join(ctx.outputDir, 'narration.vtt'), toWebVtt(words));
+    await writeFileAtomic(path.join(ctx.outputDir, OUTPUT_FILES.timeline), JSON.stringify({ title, author: doc.author, duration, pages: doc.pages.length, chapters: [], words }));
+    await writeFileAtomic(path.join(ctx.outputDir, OUTPUT_FILES.cues), toWebVtt(words));
     const book = await buildEpub({
-      outPath: path.join(ctx.outputDir, EPUB_OUTPUT),
+      outPath: path.join(ctx.outputDir, OUTPUT_FILES.epub),
       doc,
       words,
       audioFile,
@@ -37,8 +36,8 @@ export const highlightEpubPipeline: Pipeline = {
     });
     ctx.progress('render', 1, 1);
     return {
-      output: EPUB_OUTPUT,
-      files: [EPUB_OUTPUT, 'narration.mp3', 'timeline.json', 'narration.vtt'],
+      output: OUTPUT_FILES.epub,
+      files: [OUTPUT_FILES.epub, ...NARRATION_FILES],
       duration_seconds: duration,
       words: words.length,
       chunks: chunks.length,

@@ -2,17 +2,16 @@
 // video (format=mp4) or as the offline reader ZIP (format=reader). Both start from the same
 // narration and write narration.mp3 / timeline.json / narration.vtt beside their output.
 import path from 'node:path';
+import { OUTPUT_FILES } from '../core/output-files.ts';
 import { renderHighlightVideo } from '../media/highlight-video.ts';
 import { writeNarrationFiles } from './narration-files.ts';
 import { narrateDocument } from './narrate-document.ts';
 import { writeReaderZip } from './reader-output.ts';
 import type { Pipeline, PipelineContext, PipelineResult } from './types.ts';
 
-export const VIDEO_DEFAULTS = { width: 1280, height: 720, fps: 24 };
-
 export const highlightPipeline: Pipeline = {
   async run(ctx: PipelineContext): Promise<PipelineResult> {
-    const format = ctx.input.options.format ?? 'mp4';
+    const { format, width, height, fps } = ctx.input.options;
     if (format !== 'mp4' && format !== 'reader') throw new Error(`this pipeline makes mp4 or reader, not ${format}`);
     const narrated = await narrateDocument(ctx);
     const { doc } = narrated;
@@ -21,12 +20,6 @@ export const highlightPipeline: Pipeline = {
     const audioPath = path.join(ctx.outputDir, files.audio);
 
     if (format === 'mp4') {
-      const opt = ctx.input.options as Record<string, unknown>;
-      // H.264 4:2:0 needs even sizes; the API bounds the values, odd ones are rounded down.
-      const even = (v: unknown, d: number) => (typeof v === 'number' && Number.isFinite(v) ? Math.floor(v / 2) * 2 : d);
-      const width = even(opt.width, VIDEO_DEFAULTS.width);
-      const height = even(opt.height, VIDEO_DEFAULTS.height);
-      const fps = typeof opt.fps === 'number' ? Math.round(opt.fps) : VIDEO_DEFAULTS.fps;
       ctx.progress('render', 0, 1);
       const video = await renderHighlightVideo({
         doc,
@@ -35,16 +28,16 @@ export const highlightPipeline: Pipeline = {
         width,
         height,
         fps,
-        outPath: path.join(ctx.outputDir, 'highlight.mp4'),
+        outPath: path.join(ctx.outputDir, OUTPUT_FILES.highlightVideo),
         signal: ctx.signal,
         cancelled: () => ctx.cancelled(),
         onProgress: (done, total) => ctx.progress('render', done, total),
       });
-      return { output: 'highlight.mp4', files: ['highlight.mp4', ...files.list], ...common, width, height, fps, states: video.states };
+      return { output: OUTPUT_FILES.highlightVideo, files: [OUTPUT_FILES.highlightVideo, ...files.list], ...common, width, height, fps, states: video.states };
     }
 
     ctx.progress('pages', 0, doc.pages.length);
     await writeReaderZip(ctx, doc, files, { onPage: (d, t) => ctx.progress('pages', d, t) });
-    return { output: 'reader.zip', files: ['reader.zip', ...files.list], ...common };
+    return { output: OUTPUT_FILES.readerZip, files: [OUTPUT_FILES.readerZip, ...files.list], ...common };
   },
 };

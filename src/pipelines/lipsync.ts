@@ -6,15 +6,16 @@
 // flight; the outputs are then built from the pages done and the job ends `stopped`.
 import fs from 'node:fs';
 import path from 'node:path';
-import { readDocument, type DocumentModel } from '../documents/model.ts';
+import { NARRATION_FILES, OUTPUT_FILES } from '../core/output-files.ts';
+import { hasSpokenWords, readDocument, type DocumentModel } from '../documents/model.ts';
 import { ffmpeg } from '../media/ffmpeg.ts';
 import { renderHighlightVideo } from '../media/highlight-video.ts';
 import { writeReaderZip } from './reader-output.ts';
 import { writeFileAtomic } from '../storage.ts';
 import { renderAudio, toWebVtt } from './audio.ts';
-import { VIDEO_DEFAULTS } from './highlight.ts';
 import type { Narration } from './narrate.ts';
 import { atSpeed, narrateModel, roundTime, type TimelineWord } from './narrate-document.ts';
+import type { PresenterPosition } from './options.ts';
 import { JobCancelled, type Pipeline, type PipelineContext, type PipelineResult } from './types.ts';
 
 /** Silence after each page's narration: a breath between pages, in the clip and in narration.mp3 alike. */
@@ -44,7 +45,7 @@ export interface LipsyncAssets {
 
 /** Pages with something to say, in reading order. */
 export function narratablePages(doc: DocumentModel): number[] {
-  return doc.pages.filter((p) => p.blocks.some((b) => b.words.length > 0)).map((p) => p.index);
+  return doc.pages.filter(hasSpokenWords).map((p) => p.index);
 }
 
 /**
@@ -55,8 +56,8 @@ export async function makeLipsyncAssets(ctx: PipelineContext): Promise<LipsyncAs
   const { input } = ctx;
   if (!input.referenceVideo) throw new Error('a lip-sync job needs a presenter video (ref_video_file_id)');
   if (!ctx.presenter) throw new Error('this worker cannot make presenter clips');
-  const speed = input.options.speed ?? 1;
-  const preset = typeof input.options.lipsync_preset === 'string' ? input.options.lipsync_preset : undefined;
+  const { speed } = input.options;
+  const preset = input.options.lipsync_preset ?? undefined;
 
   ctx.progress('extract', 0, 1);
   const doc = await readDocument(input.document.path, input.document.contentType);
@@ -116,14 +117,14 @@ export async function makeLipsyncAssets(ctx: PipelineContext): Promise<LipsyncAs
   const duration = roundTime(samples.length / sampleRate / speed);
   const title = doc.title ?? input.title;
   const narration: Narration = { samples, sampleRate, words: [], chunkStarts: [] };
-  await renderAudio(ctx, narration, speed, path.join(ctx.outputDir, 'narration.mp3'), 'mp3', { title, author: doc.author, chapters: [] });
+  await renderAudio(ctx, narration, speed, path.join(ctx.outputDir, OUTPUT_FILES.narration), 'mp3', { title, author: doc.author, chapters: [] });
   const lastPage = done[done.length - 1]!.index + 1;
   await writeFileAtomic(
-    path.join(ctx.outputDir, 'timeline.json'),
+    path.join(ctx.outputDir, OUTPUT_FILES.timeline),
     JSON.stringify({ title, author: doc.author, duration, pages: lastPage, chapters: [], words }),
   );
-  await writeFileAtomic(path.join(ctx.outputDir, 'narration.vtt'), toWebVtt(words));
-  await joinClips(ctx, done.map((p) => p.clip), path.join(ctx.outputDir, 'presenter.mp4'));
+  await writeFileAtomic(path.join(ctx.outputDir, OUTPUT_FILES.cues), toWebVtt(words));
+  await joinClips(ctx, done.map((p) => p.clip), path.join(ctx.outputDir, OUTPUT_FILES.presenter));
   await fs.promises.rm(work, { recursive: true, force: true });
   ctx.progress('assemble', 1, 1);
   return { doc, title, pagesDone: done, pagesTotal: pages.length, stopped, duration, words };
@@ -163,7 +164,7 @@ async function joinClips(ctx: PipelineContext, clips: string[], out: string): Pr
 export function lipsyncResult(a: LipsyncAssets, output: string, extra: string[]): PipelineResult {
   return {
     output,
-    files: [output, 'presenter.mp4', 'narration.mp3', 'timeline.json', 'narration.vtt', ...extra].filter((f, i, all) => all.indexOf(f) === i),
+    files: [output, OUTPUT_FILES.presenter, ...NARRATION_FILES, ...extra].filter((f, i, all) => all.indexOf(f) === i),
     duration_seconds: a.duration,
     words: a.words.length,
     pages: a.doc.pages.length,
@@ -175,39 +176,30 @@ export function lipsyncResult(a: LipsyncAssets, output: string, extra: string[])
 
 export const lipsyncPipeline: Pipeline = {
   async run(ctx) {
-    const format = ctx.input.options.format ?? 'reader';
+    const { format, width, height, fps, presenter_position: position, presenter_scale: scale } = ctx.input.options;
     if (format !== 'reader' && format !== 'mp4') throw new Error(`the lipsync pipeline makes reader or mp4, not ${format}`);
     const a = await makeLipsyncAssets(ctx);
     // The outputs show the document up to the last page done (a stopped job's part, whole otherwise).
     const lastPage = a.pagesDone[a.pagesDone.length - 1]!.index;
     const doc: DocumentModel = { ...a.doc, pages: a.doc.pages.filter((p) => p.index <= lastPage) };
-    const audioPath = path.join(ctx.outputDir, 'narration.mp3');
-    const presenterPath = path.join(ctx.outputDir, 'presenter.mp4');
+    const audioPath = path.join(ctx.outputDir, OUTPUT_FILES.narration);
+    const presenterPath = path.join(ctx.outputDir, OUTPUT_FILES.presenter);
 
     if (format === 'reader') {
       ctx.progress('package', 0, 1);
       await writeReaderZip(ctx, doc, a, { presenterFile: presenterPath });
-      return lipsyncResult(a, 'reader.zip', []);
+      return lipsyncResult(a, OUTPUT_FILES.readerZip, []);
     }
 
-    const opt = ctx.input.options as Record<string, unknown>;
-    const even = (v: unknown, d: number) => (typeof v === 'number' && Number.isFinite(v) ? Math.floor(v / 2) * 2 : d);
-    const width = even(opt.width, VIDEO_DEFAULTS.width);
-    const height = even(opt.height, VIDEO_DEFAULTS.height);
-    const fps = typeof opt.fps === 'number' ? Math.round(opt.fps) : VIDEO_DEFAULTS.fps;
     ctx.progress('render', 0, 1);
-    const highlight = path.join(ctx.outputDir, 'highlight.mp4');
+    const highlight = path.join(ctx.outputDir, OUTPUT_FILES.highlightVideo);
     await renderHighlightVideo({ doc, timeline: a.words, audioPath, width, height, fps, outPath: highlight, signal: ctx.signal, onProgress: (d, t) => ctx.progress('render', d, t) });
     ctx.progress('composite', 0, 1);
-    const position = typeof opt.presenter_position === 'string' ? (opt.presenter_position as PresenterPosition) : 'bottom-right';
-    const scale = typeof opt.presenter_scale === 'number' ? opt.presenter_scale : 0.3;
-    await compositePresenter(ctx, { background: highlight, presenter: presenterPath, audio: audioPath, width, height, fps, position, scale, out: path.join(ctx.outputDir, 'lipsync.mp4') });
+    await compositePresenter(ctx, { background: highlight, presenter: presenterPath, audio: audioPath, width, height, fps, position, scale, out: path.join(ctx.outputDir, OUTPUT_FILES.lipsyncVideo) });
     ctx.progress('composite', 1, 1);
-    return { ...lipsyncResult(a, 'lipsync.mp4', ['highlight.mp4']), width, height, fps };
+    return { ...lipsyncResult(a, OUTPUT_FILES.lipsyncVideo, [OUTPUT_FILES.highlightVideo]), width, height, fps };
   },
 };
-
-export type PresenterPosition = 'bottom-right' | 'bottom-left' | 'top-right' | 'top-left';
 
 /** The filter graph that puts the presenter (scaled to `scale` of the width, a margin from the corner) over the background. */
 export function overlayFilter(width: number, position: PresenterPosition, scale: number): string {

@@ -1,10 +1,12 @@
 // Stage shared by every pipeline: document → blocks → sentence chunks → narration, with
 // every source word timed. Audio, highlight video, read-along EPUB and the lip-sync reader
 // all start here, so a word's (page, block, index) identity is the same in each output.
-import { readDocument, type DocumentModel } from '../documents/model.ts';
-import { tokenizeWords } from '../speech/words.ts';
+import { readDocument, spokenText, type DocumentModel } from '../documents/model.ts';
+import { sourceTimings, spokenForms, type SpokenText } from '../speech/spoken-forms.ts';
+import type { WordTiming } from '../speech/types.ts';
+import { tokenizeWords, utf8Bytes } from '../speech/words.ts';
 import { narrate, type Narration } from './narrate.ts';
-import { chunkSentences, splitSentences } from './segment.ts';
+import { chunkSentences, splitSentences } from '../speech/sentences.ts';
 import type { PipelineContext } from './types.ts';
 
 /** One source word, in document order: (page, block) and its position among the block's words identify it. */
@@ -54,13 +56,18 @@ export async function narrateModel(ctx: PipelineContext, doc: DocumentModel, opt
   for (const page of doc.pages) {
     if (wanted && !wanted.has(page.index)) continue;
     page.blocks.forEach((block, b) => {
-      for (const text of chunkSentences(splitSentences(block.text), maxBytes)) chunks.push({ text, page: page.index, block: b });
+      // Silent words (running heads, leaders, footnote marks) are not read.
+      const text = spokenText(block);
+      if (!text) return;
+      for (const chunk of chunkSpoken(text, maxBytes, ctx.input.language)) chunks.push({ text: chunk, page: page.index, block: b });
     });
   }
   if (chunks.length === 0) throw new Error(wanted ? `page(s) ${[...wanted].map((p) => p + 1).join(', ')} have no text to narrate` : 'the document has no text to narrate');
   ctx.progress('segment', 1, 1);
 
-  const narration = await narrate(ctx, chunks.map((c) => c.text));
+  // The voice reads each chunk's spoken form; its word timings fold back onto the source words.
+  const spoken = chunks.map((c) => spokenForms(c.text, ctx.input.language));
+  const narration = toSourceWords(await narrate(ctx, spoken.map((s) => s.text)), chunks, spoken);
   const timeline: TimelineWord[] = narration.words.map((w) => {
     const c = chunks[w.chunk]!;
     return { word: w.word, start: roundTime(w.start), end: roundTime(w.end), page: c.page + 1, block: c.block };
@@ -68,6 +75,25 @@ export async function narrateModel(ctx: PipelineContext, doc: DocumentModel, opt
   const expected = chunks.reduce((n, c) => n + tokenizeWords(c.text).length, 0);
   if (timeline.length !== expected) throw new Error(`timeline has ${timeline.length} words, the text ${expected}`);
   return { doc, chunks, narration, timeline };
+}
+
+/** Sentence chunks whose spoken forms (longer than the source: "$3.50" → "3 dollars 50") fit the engine's limit. */
+function chunkSpoken(text: string, maxBytes: number, language: string): string[] {
+  const sentences = splitSentences(text);
+  let limit = maxBytes;
+  for (;;) {
+    const chunks = chunkSentences(sentences, limit);
+    if (limit < 64 || chunks.every((c) => utf8Bytes(spokenForms(c, language).text) <= maxBytes)) return chunks;
+    limit = Math.floor(limit * 0.8);
+  }
+}
+
+/** The narration's words (one per spoken token) as one per source token of each chunk. */
+function toSourceWords(n: Narration, chunks: NarrationChunk[], spoken: SpokenText[]): Narration {
+  const byChunk: WordTiming[][] = chunks.map(() => []);
+  for (const w of n.words) byChunk[w.chunk]!.push(w);
+  const words = chunks.flatMap((c, i) => sourceTimings(c.text, spoken[i]!, byChunk[i]!).map((w) => ({ ...w, chunk: i })));
+  return { ...n, words };
 }
 
 /** Times in outputs are kept to the millisecond. */

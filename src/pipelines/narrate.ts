@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import PQueue from 'p-queue';
 import { decodeWav, encodeWav } from '../media/wav.ts';
+import { CHUNK_GAP_SECONDS } from '../speech/sentences.ts';
 import type { WordTiming } from '../speech/types.ts';
 import { tokenizeWords } from '../speech/words.ts';
 import { writeFileAtomic } from '../storage.ts';
@@ -24,9 +25,6 @@ interface ChunkAudio {
   sampleRate: number;
   words: WordTiming[];
 }
-
-/** Silence between chunks, so sentences don't run into each other. */
-const GAP_SECONDS = 0.25;
 
 /** Chunks in flight: the speech service's own figure (a GPU server's max_batch × servers), else 2. */
 export async function narrate(ctx: PipelineContext, chunks: string[], concurrency = ctx.speech.concurrency ?? 2): Promise<Narration> {
@@ -96,7 +94,7 @@ async function synthesizeCached(ctx: PipelineContext, cacheDir: string, text: st
 function concatenate(chunks: ChunkAudio[]): Narration {
   const sampleRate = chunks[0]?.sampleRate ?? 22050;
   if (chunks.some((c) => c.sampleRate !== sampleRate)) throw new Error('chunks came back at different sample rates');
-  const gap = Math.round(GAP_SECONDS * sampleRate);
+  const gap = Math.round(CHUNK_GAP_SECONDS * sampleRate);
   const total = chunks.reduce((n, c) => n + c.samples.length, 0) + gap * Math.max(0, chunks.length - 1);
   const samples = new Float32Array(total);
   const words: Narration['words'] = [];

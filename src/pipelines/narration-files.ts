@@ -1,13 +1,14 @@
 // The files every document pipeline leaves beside its output (contract): narration.mp3, its
 // word timeline (timeline.json) and word cues (narration.vtt), all in the sped-up time.
 import path from 'node:path';
+import { NARRATION_FILES, OUTPUT_FILES } from '../core/output-files.ts';
 import { writeFileAtomic } from '../storage.ts';
 import { chapterMarks, renderAudio, toWebVtt, type Chapter } from './audio.ts';
 import { atSpeed, roundTime, type DocumentNarration, type TimelineWord } from './narrate-document.ts';
 import type { PipelineContext } from './types.ts';
 
 export interface NarrationFiles {
-  audio: 'narration.mp3';
+  audio: typeof OUTPUT_FILES.narration;
   /** Every file written, relative to the output dir. */
   list: string[];
   title: string | null;
@@ -19,14 +20,14 @@ export interface NarrationFiles {
 
 export async function writeNarrationFiles(ctx: PipelineContext, n: DocumentNarration, fallbackTitle: string | null): Promise<NarrationFiles> {
   ctx.progress('audio', 0, 1);
-  const speed = ctx.input.options.speed ?? 1;
+  const { speed } = ctx.input.options;
   const words = atSpeed(n.timeline, speed);
   const title = n.doc.title ?? fallbackTitle;
   const duration = roundTime(n.narration.samples.length / n.narration.sampleRate / speed);
   const chapters = chapterMarks(n.doc, words, duration, title);
-  await renderAudio(ctx, n.narration, speed, path.join(ctx.outputDir, 'narration.mp3'), 'mp3', { title, author: n.doc.author, chapters: [] });
-  await writeFileAtomic(path.join(ctx.outputDir, 'timeline.json'), JSON.stringify({ title, author: n.doc.author, duration, pages: n.doc.pages.length, chapters, words }));
-  await writeFileAtomic(path.join(ctx.outputDir, 'narration.vtt'), toWebVtt(words));
+  await renderAudio(ctx, n.narration, speed, path.join(ctx.outputDir, OUTPUT_FILES.narration), 'mp3', { title, author: n.doc.author, chapters: [] });
+  await writeFileAtomic(path.join(ctx.outputDir, OUTPUT_FILES.timeline), JSON.stringify({ title, author: n.doc.author, duration, pages: n.doc.pages.length, chapters, words }));
+  await writeFileAtomic(path.join(ctx.outputDir, OUTPUT_FILES.cues), toWebVtt(words));
   ctx.progress('audio', 1, 1);
-  return { audio: 'narration.mp3', list: ['narration.mp3', 'timeline.json', 'narration.vtt'], title, duration, chapters, words };
+  return { audio: OUTPUT_FILES.narration, list: [...NARRATION_FILES], title, duration, chapters, words };
 }

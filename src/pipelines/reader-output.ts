@@ -1,8 +1,9 @@
 // Stage shared by the highlight and lip-sync readers: the document's pages (PDF page images
-// rendered into a scratch folder) and the job's narration packed into reader.zip.
+// rendered into a scratch folder) and the job's narration packed into the reader ZIP.
 import fs from 'node:fs';
 import path from 'node:path';
 import type { DocumentModel } from '../documents/model.ts';
+import { OUTPUT_FILES } from '../core/output-files.ts';
 import { buildReaderZip } from '../reader/build.ts';
 import { readerPages } from '../reader/pages.ts';
 import type { TimelineWord } from './narrate-document.ts';
@@ -26,11 +27,11 @@ export async function writeReaderZip(
     const pages = await readerPages(doc, { imageDir, signal: ctx.signal, onPage: opts.onPage });
     ctx.progress('package', 0, 1);
     await buildReaderZip({
-      outPath: path.join(ctx.outputDir, 'reader.zip'),
+      outPath: path.join(ctx.outputDir, OUTPUT_FILES.readerZip),
       title: narration.title ?? ctx.input.document.originalName,
       author: doc.author,
       language: doc.language ?? ctx.input.language,
-      audioFile: path.join(ctx.outputDir, 'narration.mp3'),
+      audioFile: path.join(ctx.outputDir, OUTPUT_FILES.narration),
       words: narration.words,
       duration: narration.duration,
       pages,

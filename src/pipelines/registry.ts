@@ -1,10 +1,11 @@
 // Which pipelines exist, what each accepts and makes. Creation-time checks live here so a
 // job this install cannot run is refused at POST /api/jobs with a reason, never queued to fail.
 import type { PipelineType, UploadRecord } from '../jobs/types.ts';
+import type { OutputFormat } from './options.ts';
 import type { Pipeline } from './types.ts';
 
 /** Output formats per pipeline; the first is the default. */
-export const PIPELINE_OUTPUTS: Record<PipelineType, readonly string[]> = {
+export const PIPELINE_OUTPUTS: Record<PipelineType, readonly OutputFormat[]> = {
   audio: ['mp3', 'm4b'],
   highlight: ['mp4', 'reader', 'epub'],
   lipsync: ['reader', 'mp4'],
@@ -16,7 +17,7 @@ const DOCUMENT_TYPES: readonly string[] = ['text/plain', 'text/markdown', 'appli
 type Loader = () => Promise<Pipeline>;
 
 /** One loader per (pipeline, output format) that this version can make. */
-const loaders: Record<PipelineType, Partial<Record<string, Loader>>> = {
+const loaders: Record<PipelineType, Partial<Record<OutputFormat, Loader>>> = {
   audio: {
     mp3: async () => (await import('./audio.ts')).audioPipeline,
     m4b: async () => (await import('./audio.ts')).audioPipeline,
@@ -32,13 +33,17 @@ const loaders: Record<PipelineType, Partial<Record<string, Loader>>> = {
   },
 };
 
-export function defaultFormat(type: PipelineType): string {
+export function defaultFormat(type: PipelineType): OutputFormat {
   return PIPELINE_OUTPUTS[type][0]!;
+}
+
+export function isOutputOf(type: PipelineType, format: string): format is OutputFormat {
+  return (PIPELINE_OUTPUTS[type] as readonly string[]).includes(format);
 }
 
 export function pipelineAccepts(type: PipelineType, doc: UploadRecord, format: string | undefined): true | string {
   const fmt = format ?? defaultFormat(type);
-  if (!PIPELINE_OUTPUTS[type].includes(fmt)) {
+  if (!isOutputOf(type, fmt)) {
     return `options.format "${fmt}" is not an output of the ${type} pipeline (one of: ${PIPELINE_OUTPUTS[type].join(', ')})`;
   }
   if (!loaders[type][fmt]) {
@@ -54,7 +59,7 @@ export function pipelineAccepts(type: PipelineType, doc: UploadRecord, format: s
   return true;
 }
 
-export function availableOutputs(type: PipelineType): string[] {
+export function availableOutputs(type: PipelineType): OutputFormat[] {
   return PIPELINE_OUTPUTS[type].filter((f) => loaders[type][f]);
 }
 
@@ -62,7 +67,7 @@ export function availablePipelines(): PipelineType[] {
   return (Object.keys(loaders) as PipelineType[]).filter((k) => availableOutputs(k).length > 0);
 }
 
-export async function loadPipeline(type: PipelineType, format: string = defaultFormat(type)): Promise<Pipeline> {
+export async function loadPipeline(type: PipelineType, format: OutputFormat = defaultFormat(type)): Promise<Pipeline> {
   const load = loaders[type][format];
   if (!load) throw new Error(`the ${type} pipeline cannot make ${format} in this version of Lectern`);
   return load();

@@ -1,5 +1,4 @@
 // `lectern run`: the same pipeline code as the worker, on a local file, without the API.
-import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { ServiceConfig } from '../config.ts';
@@ -8,8 +7,10 @@ import { PIPELINE_TYPES } from '../jobs/types.ts';
 import type { Logger } from '../log.ts';
 import { sniff, SNIFF_BYTES } from '../media/sniff.ts';
 import { createLocalSpeech } from '../speech/local.ts';
-import { Storage } from '../storage.ts';
-import { defaultFormat, loadPipeline, pipelineAccepts } from './registry.ts';
+import { scratchName } from '../storage.ts';
+import { LocalStorage } from '../storage/local.ts';
+import { fillOptions } from './options.ts';
+import { defaultFormat, isOutputOf, loadPipeline, pipelineAccepts } from './registry.ts';
 
 export interface RunFileOptions {
   config: ServiceConfig;
@@ -40,23 +41,26 @@ export async function runPipelineOnFile(o: RunFileOptions): Promise<{ files: str
   await fh.close();
   const kind = sniff(head.subarray(0, bytesRead), o.file);
   if (!kind) throw new Error(`${o.file}: unsupported file type`);
-  const accepted = pipelineAccepts(type, { id: 'file', original_name: path.basename(o.file), size_bytes: 0, content_type: kind.contentType, kind: kind.kind, path: o.file, sha256: '', created_at: '' }, o.format);
+  const accepted = pipelineAccepts(type, { id: 'file', original_name: path.basename(o.file), size_bytes: 0, content_type: kind.contentType, kind: kind.kind, path: o.file, sha256: '', owner: null, created_at: '' }, o.format);
   if (accepted !== true) throw new Error(accepted);
+  const format = o.format ?? defaultFormat(type);
+  if (!isOutputOf(type, format)) throw new Error(`--format ${format} is not an output of the ${type} pipeline`); // pipelineAccepts said so already
 
-  const storage = new Storage(o.config.dataDir);
+  // `lectern run` works on local files: the data dir holds only its scratch folder and chunk cache.
+  const storage = new LocalStorage(o.config.dataDir);
   await storage.init();
-  const workDir = path.join(storage.tmpDir, `run-${randomUUID()}`);
+  const workDir = path.join(storage.tmpDir, scratchName('run'));
   await fs.promises.mkdir(workDir, { recursive: true });
   const speech = await createLocalSpeech(o.config.tts.backend, { modelsDir: o.config.modelsDir, device: 'cpu', voice: o.config.tts.voice });
   try {
-    const pipeline = await loadPipeline(type, o.format ?? defaultFormat(type));
+    const pipeline = await loadPipeline(type, format);
     const result = await pipeline.run({
       input: {
         jobId: 'cli',
         document: { path: o.file, originalName: path.basename(o.file), contentType: kind.contentType },
         language: o.language,
         voiceId: o.voice,
-        options: { format: o.format ?? defaultFormat(type), speed: o.speed, ...definedOnly(o.video ?? {}) },
+        options: fillOptions({ format, speed: o.speed, ...o.video }),
         title: null,
       },
       outputDir: workDir,
@@ -82,5 +86,3 @@ export async function runPipelineOnFile(o: RunFileOptions): Promise<{ files: str
     await fs.promises.rm(workDir, { recursive: true, force: true });
   }
 }
-
-const definedOnly = (o: Record<string, number | undefined>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));

@@ -1,5 +1,10 @@
 import type { Logger } from '../log.ts';
+import { LecternError } from '../core/errors.ts';
 import type { Speech } from '../speech/local.ts';
+import type { FilledJobOptions } from './options.ts';
+import type { PipelineResult } from './result.ts';
+
+export type { PipelineResult } from './result.ts';
 
 export interface PipelineDocument {
   /** Absolute path of the uploaded file. */
@@ -13,7 +18,7 @@ export interface PipelineInput {
   document: PipelineDocument;
   language: string;
   voiceId: string | null;
-  options: { format: string; speed: number } & Record<string, unknown>;
+  options: FilledJobOptions;
   title: string | null;
   /** Absolute path of the job's reference (presenter) video upload, when it has one. */
   referenceVideo?: string | null;
@@ -56,29 +61,15 @@ export interface PipelineContext {
   presenter?: () => Promise<PresenterGenerator>;
 }
 
-export interface PipelineResult {
-  /** The downloadable file, relative to the output dir. */
-  output: string;
-  /** Every file the job made, relative to the output dir. */
-  files: string[];
-  duration_seconds?: number;
-  /**
-   * `stopped`: the pipeline saw its cancel flag after making part of its output (the lip-sync
-   * reader's pages done) and built the outputs from that part; the job ends `stopped`, not `completed`.
-   */
-  status?: 'stopped';
-  [key: string]: unknown;
-}
-
 export interface Pipeline {
   run(ctx: PipelineContext): Promise<PipelineResult>;
 }
 
 /** Thrown by a pipeline that saw its cancel flag. */
-export class JobCancelled extends Error {
+export class JobCancelled extends LecternError {
   override name = 'JobCancelled';
   /** The failed job's error; the runner's generic one when absent. */
   constructor(readonly outcome?: string) {
-    super(outcome ?? 'stopped on request');
+    super('CANCELLED', outcome ?? 'stopped on request');
   }
 }

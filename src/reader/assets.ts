@@ -86,9 +86,11 @@ export const READER_SCRIPT = `
       page.appendChild(img);
       p.blocks.forEach(function (b) {
         b.words.forEach(function (w) {
-          (w.b || []).forEach(function (r) {
+          (w.b || []).forEach(function (r, k) {
             var el = wordEl('span', 'w box', w);
             el.textContent = w.t + ' ';
+            // A word hyphenated across lines has a box per part; screen readers hear it once.
+            if (k) el.setAttribute('aria-hidden', 'true');
             el.style.left = (r[0] * 100) + '%'; el.style.top = (r[1] * 100) + '%';
             el.style.width = (r[2] * 100) + '%'; el.style.height = (r[3] * 100) + '%';
             page.appendChild(el);

@@ -4,6 +4,7 @@
 // read along; no server, no network.
 import fs from 'node:fs';
 import yazl from 'yazl';
+import { OUTPUT_FILES } from '../core/output-files.ts';
 import type { BlockKind, WordBox } from '../documents/model.ts';
 import type { TimelineWord } from '../pipelines/narrate-document.ts';
 import { READER_SCRIPT, READER_STYLE } from './assets.ts';
@@ -12,6 +13,8 @@ export interface ReaderWord {
   text: string;
   /** PDF: the word's boxes in 0..1 page coordinates (two when hyphenated across lines). */
   boxes?: WordBox[];
+  /** Printed, not read (DocWord.silent): shown in text pages, in no timeline. */
+  silent?: true;
 }
 
 export interface ReaderBlock {
@@ -50,7 +53,7 @@ export interface ReaderData {
   duration: number;
   audio: string;
   presenter: string | null;
-  pages: Array<{ n: number; img?: string; w?: number; h?: number; blocks: Array<{ k: BlockKind; l?: number; words: Array<{ t: string; i?: number; b?: number[][] }> }> }>;
+  pages: Array<{ n: number; img?: string; w?: number; h?: number; blocks: Array<{ k: BlockKind; l?: number; words: Array<{ t: string; i?: number; b?: number[][]; s?: 1 }> }> }>;
   /** Per timeline word: [start, end, page position in `pages`, block, word index]. */
   words: Array<[number, number, number, number, number]>;
 }
@@ -63,19 +66,23 @@ export function readerData(opts: Omit<ReaderOptions, 'outPath'>): ReaderData {
     blocks: p.blocks.map((b) => ({
       k: b.kind,
       ...(b.level !== undefined ? { l: b.level } : {}),
-      words: b.words.map((w) => ({ t: w.text, ...(w.boxes ? { b: w.boxes.map((x) => [x.x, x.y, x.width, x.height].map(r4)) } : {}) })),
+      words: b.words.map((w) => ({ t: w.text, ...(w.boxes ? { b: w.boxes.map((x) => [x.x, x.y, x.width, x.height].map(r4)) } : {}), ...(w.silent ? { s: 1 as const } : {}) })),
     })),
   }));
   const words: ReaderData['words'] = [];
   let prev = '';
-  let index = 0;
+  let index = -1;
   opts.words.forEach((w, i) => {
     const p = pageAt.get(w.page);
     if (p === undefined) throw new Error(`timeline word ${i} ("${w.word}") is on page ${w.page}, which the reader has no page for`);
     const key = `${w.page}:${w.block}`;
-    index = key === prev ? index + 1 : 0;
+    if (key !== prev) index = -1;
     prev = key;
-    const target = pages[p]!.blocks[w.block]?.words[index];
+    // The timeline holds the spoken words only: the next one in the block that is not silent.
+    const list = pages[p]!.blocks[w.block]?.words ?? [];
+    do index++;
+    while (list[index]?.s);
+    const target = list[index];
     // The timeline and the pages must be the same words; a mismatch would highlight the wrong ones.
     if (!target || target.t !== w.word) throw new Error(`timeline word ${i} ("${w.word}") is not word ${index} of page ${w.page} block ${w.block} ("${target?.t ?? 'none'}")`);
     target.i = i;
@@ -85,8 +92,8 @@ export function readerData(opts: Omit<ReaderOptions, 'outPath'>): ReaderData {
     title: opts.title,
     author: opts.author,
     duration: opts.duration,
-    audio: 'narration.mp3',
-    presenter: opts.presenter ? 'presenter.mp4' : null,
+    audio: OUTPUT_FILES.narration,
+    presenter: opts.presenter ? OUTPUT_FILES.presenter : null,
     pages,
     words,
   };
@@ -139,11 +146,11 @@ export async function buildReaderZip(opts: ReaderOptions): Promise<void> {
   const zip = new yazl.ZipFile();
   zip.addBuffer(Buffer.from(readerHtml(data, opts.language), 'utf8'), 'index.html');
   // Already-compressed media are stored, not deflated again.
-  zip.addFile(opts.audioFile, 'narration.mp3', { compress: false });
+  zip.addFile(opts.audioFile, OUTPUT_FILES.narration, { compress: false });
   opts.pages.forEach((p, i) => {
     if (p.image) zip.addFile(p.image.file, pageImageName(i), { compress: false });
   });
-  if (opts.presenter) zip.addFile(opts.presenter.videoFile, 'presenter.mp4', { compress: false });
+  if (opts.presenter) zip.addFile(opts.presenter.videoFile, OUTPUT_FILES.presenter, { compress: false });
   zip.end();
   const tmp = `${opts.outPath}.tmp`;
   try {

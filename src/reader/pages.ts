@@ -31,6 +31,8 @@ export async function readerPages(doc: DocumentModel, opts: ReaderPagesOptions):
           kind: b.kind,
           ...(b.level !== undefined ? { level: b.level } : {}),
           words: b.words.map((w) => {
+            // Silent words (furniture, leaders) are on the page image already; no box to click.
+            if (w.silent) return { text: w.text, silent: true as const };
             const parts = w.boxes ?? (w.box ? [w.box] : null);
             return parts && doc.format === 'pdf' ? { text: w.text, boxes: parts.map((x) => normaliseBox(x, page)) } : { text: w.text };
           }),

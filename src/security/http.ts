@@ -1,10 +1,12 @@
 // The HTTP side of security, shared by the service and the GPU server: bearer-token
-// authentication, the request id echoed on every answer, per-token rate limits and CORS.
+// authentication (and the Caller it makes: who owns what the request makes, what it sees),
+// the request id echoed on every answer, per-token rate limits and CORS.
 import cors from '@fastify/cors';
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ServerSecurity } from '../config.ts';
-import { HttpError } from '../errors.ts';
+import { tokenCaller, UNAUTHENTICATED, type Caller } from '../core/caller.ts';
+import { rateLimited, unauthorized } from '../core/errors.ts';
 import { REQUEST_ID_HEADER } from '../request-context.ts';
 import { matchBearer } from './tokens.ts';
 
@@ -12,6 +14,11 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Name of the token that authenticated this request; null with authentication off or on open routes. */
     tokenName: string | null;
+    /**
+     * Who is asking, for every protected route: the token (an admin's sees everything), or
+     * UNAUTHENTICATED with authentication off. Null on open routes, which must not use it.
+     */
+    caller: Caller | null;
   }
 }
 
@@ -19,27 +26,27 @@ export interface HttpSecurityOptions {
   security: ServerSecurity;
   /** Routes that need a token (everything else, e.g. /health and the web UI, stays open). */
   isProtected(path: string): boolean;
+  /** Token names that see and act on every job and upload (LECTERN_API_ADMINS). */
+  admins?: readonly string[];
   /** Requests per minute per token (per IP without authentication) on protected routes; 0 or absent → none. */
   rateLimitPerMinute?: number;
   corsOrigins?: string[];
 }
-
-export const tooManyRequests = (detail: string) => new HttpError(429, detail);
 
 const pathOf = (req: FastifyRequest) => req.url.split('?')[0]!;
 
 export async function installSecurity(app: FastifyInstance, opts: HttpSecurityOptions): Promise<void> {
   const { security } = opts;
   const authOn = security.tokens.length > 0;
+  const admins = new Set(opts.admins ?? []);
   app.decorateRequest('tokenName', null);
+  app.decorateRequest('caller', null);
 
   const deny = (req: FastifyRequest, reply: FastifyReply, reason: string) => {
     // The reason, never the header: a wrong token may be a right token for something else.
     req.log.info({ auth: reason, url: pathOf(req) }, 'request refused: authentication');
-    return reply
-      .code(401)
-      .header('www-authenticate', 'Bearer')
-      .send({ detail: reason === 'no token' ? 'authentication required: send Authorization: Bearer <token>' : 'invalid bearer token' });
+    reply.header('www-authenticate', 'Bearer');
+    throw unauthorized(reason === 'no token' ? 'authentication required: send Authorization: Bearer <token>' : 'invalid bearer token');
   };
 
   app.addHook('onRequest', async (req, reply) => {
@@ -55,10 +62,15 @@ export async function installSecurity(app: FastifyInstance, opts: HttpSecurityOp
       }
       return;
     }
-    if (!authOn || !opts.isProtected(p)) return;
+    if (!opts.isProtected(p)) return;
+    if (!authOn) {
+      req.caller = UNAUTHENTICATED;
+      return;
+    }
     const name = matchBearer(req.headers.authorization, security.tokens);
     if (!name) return deny(req, reply, req.headers.authorization ? 'wrong token' : 'no token');
     req.tokenName = name;
+    req.caller = tokenCaller(name, admins.has(name));
     // Every later line about this request (the completion log included) names the token's holder.
     req.log = req.log.child({ token_name: name });
     reply.log = req.log;
@@ -86,8 +98,14 @@ export async function installSecurity(app: FastifyInstance, opts: HttpSecurityOp
       allowList: (req) => req.method === 'OPTIONS' || !opts.isProtected(pathOf(req)),
       errorResponseBuilder: (req, ctx) => {
         req.log.warn({ limit: ctx.max, key: req.tokenName ?? 'ip' }, 'rate limit exceeded');
-        return tooManyRequests(`rate limit exceeded: at most ${ctx.max} requests per minute${req.tokenName ? ` for token "${req.tokenName}"` : ''}; retry in ${ctx.after}`);
+        return rateLimited(`rate limit exceeded: at most ${ctx.max} requests per minute${req.tokenName ? ` for token "${req.tokenName}"` : ''}; retry in ${ctx.after}`);
       },
     });
   }
+}
+
+/** The request's Caller; only protected routes have one (a route outside them asking is a bug, answered 500). */
+export function callerOf(req: FastifyRequest): Caller {
+  if (!req.caller) throw new Error(`no caller for ${req.method} ${pathOf(req)}: the route is not a protected one`);
+  return req.caller;
 }

@@ -1,4 +1,5 @@
 // The speech interfaces shared by the worker (local speech) and the GPU server.
+import { LecternError } from '../core/errors.ts';
 
 export interface WordTiming {
   word: string;
@@ -50,6 +51,8 @@ export interface TtsBackend {
   /** True when one synthesize() call with several requests runs them in one model call (the batcher's gain). */
   readonly batched: boolean;
   languages(): Promise<Language[]>;
+  /** Voice ids `SynthesisRequest.voice` takes, where the engine can list them. */
+  voices?(): Promise<string[]>;
   /**
    * Synthesizes compatible requests (same voice, language and reference) together.
    * Returns one output per request, in order.
@@ -71,11 +74,17 @@ export interface Transcriber {
 }
 
 /** A request the client made wrongly for this engine (→ HTTP 422 with this message). */
-export class SpeechInputError extends Error {
+export class SpeechInputError extends LecternError {
   override name = 'SpeechInputError';
+  constructor(message: string) {
+    super('SPEECH_INPUT', message);
+  }
 }
 
-/** A model file or program the engine needs is not installed (→ start-up error or HTTP 503/422). */
-export class MissingModelError extends Error {
+/** A model file or program the engine needs is not installed (→ start-up error or HTTP 503). */
+export class MissingModelError extends LecternError {
   override name = 'MissingModelError';
+  constructor(message: string) {
+    super('MISSING_MODEL', message);
+  }
 }

@@ -10,16 +10,18 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { badGateway, invalid, notFound, notReady } from '../errors.ts';
-import { createGpuClient, GpuClientError, GpuServerError, type GpuClient } from '../gpu-client/index.ts';
+import type { Caller } from '../core/caller.ts';
+import { invalid, notFound } from '../core/errors.ts';
+import { createGpuClient, GpuServerError, type GpuClient } from '../gpu-client/index.ts';
 import type { JobStore, UploadRecord } from '../jobs/types.ts';
 import type { Logger } from '../log.ts';
 import { encodeWav } from '../media/wav.ts';
-import { DocumentError, readDocument, type DocumentModel } from '../documents/model.ts';
+import { DocumentError, readDocument, spokenText, type DocumentModel } from '../documents/model.ts';
+import { spokenForms } from '../speech/spoken-forms.ts';
 import { isId, writeFileAtomic } from '../storage.ts';
-import { MissingModelError, SpeechInputError, type Language } from '../speech/types.ts';
+import { MissingModelError, type Language } from '../speech/types.ts';
 import { LocalEngines, type LocalEngine } from './engines.ts';
-import { DEFAULT_VOICES_DIR, ManifestError, VoiceManifest, type VoiceEntry } from './manifest.ts';
+import { DEFAULT_VOICES_DIR, VoiceManifest, type VoiceEntry } from './manifest.ts';
 import { genericSentence, pickSnippet } from './snippet.ts';
 
 export interface BundledVoice {
@@ -50,8 +52,8 @@ export interface AudioFile {
 
 export interface VoiceLibraryOptions {
   modelsDir: string;
-  /** Resolves an upload's stored relative path to an absolute one (Storage.resolve). */
-  resolveUploadPath: (relative: string) => string;
+  /** A local file holding an upload (by its stored key), until `release()`: the store may be a bucket. */
+  openUpload: (key: string) => Promise<{ path: string; release(): Promise<void> }>;
   jobs: Pick<JobStore, 'getUpload'>;
   /** Samples and previews are cached under here (data dir/cache). */
   cacheDir: string;
@@ -105,18 +107,18 @@ export class VoiceLibrary {
       return this.engines.piperModelInstalled(b.model) ? null : `the Piper model ${b.model} is not installed (models/voices/piper/${b.model}.onnx and .onnx.json)`;
     }
     if (!fs.existsSync(this.manifest.clipPath(b))) return `its reference clip ${b.ref_audio} is missing from ${this.manifest.dir}`;
+    return this.cloningUnavailableReason();
+  }
+
+  /** Why cloning from a reference clip cannot work right now, or null when some GPU server declares it. */
+  async cloningUnavailableReason(): Promise<string | null> {
     if (!this.gpu) return 'voice cloning needs a GPU server with a cloning backend (set LECTERN_GPU_SERVER_URL); no local engine can clone';
     return (await this.cloningAvailable()) ? null : `no configured GPU server (${this.opts.gpuServerUrls.join(', ')}) is up with a voice-cloning backend`;
   }
 
-  /** The manifest's voices; a missing or broken manifest (with no good version read before) is a 503. */
-  private async entries(): Promise<VoiceEntry[]> {
-    try {
-      return await this.manifest.voices();
-    } catch (e) {
-      if (e instanceof ManifestError) throw notReady(e.message);
-      throw e;
-    }
+  /** The manifest's voices; a missing or broken manifest (with no good version read before) is a ManifestError (503). */
+  private entries(): Promise<VoiceEntry[]> {
+    return this.manifest.voices();
   }
 
   async list(): Promise<BundledVoice[]> {
@@ -162,19 +164,22 @@ export class VoiceLibrary {
     return this.once(key, file, 'audio/wav', `${id}.wav`, async () => this.synthLocal(v, text, v.language));
   }
 
-  /** Synthesizes (or finds in the cache) a preview; see the module comment for where speech comes from. */
-  async preview(req: PreviewRequest): Promise<AudioFile> {
+  /**
+   * Synthesizes (or finds in the cache) a preview; see the module comment for where speech
+   * comes from. Uploads it names must be the caller's (404 alike for another's or none).
+   */
+  async preview(req: PreviewRequest, caller: Caller): Promise<AudioFile> {
     const voice = req.voice_id !== undefined ? await this.voice(req.voice_id) : null;
     const language = req.language ?? voice?.language ?? 'en-US';
 
     let reference: { bytes: Buffer; refText: string | null; label: string } | null = null;
     if (req.ref_audio_file_id !== undefined) {
-      const up = await this.upload(req.ref_audio_file_id);
+      const up = await this.upload(req.ref_audio_file_id, caller);
       if (up.kind !== 'audio') throw invalid(`ref_audio_file_id ${up.id} is ${up.kind === 'video' ? 'a video' : 'a document'}, not an audio clip`);
       if (voice && voice.backing.engine !== 'clone') {
         throw invalid(`voice ${voice.id} uses the ${voice.backing.engine} engine, which cannot clone a voice from reference audio; leave voice_id out to clone the uploaded clip`);
       }
-      reference = { bytes: await fs.promises.readFile(this.opts.resolveUploadPath(up.path)), refText: req.ref_text?.trim() || null, label: `upload ${up.id}` };
+      reference = { bytes: await this.withUpload(up, (file) => fs.promises.readFile(file)), refText: req.ref_text?.trim() || null, label: `upload ${up.id}` };
     } else if (voice?.backing.engine === 'clone') {
       const clip = this.manifest.clipPath(voice.backing);
       if (!fs.existsSync(clip)) throw invalid(`voice ${voice.id} is not available: its reference clip ${voice.backing.ref_audio} is missing`);
@@ -185,23 +190,25 @@ export class VoiceLibrary {
       if (why) throw invalid(`voice ${voice.id} is not available on this install: ${why}`);
     }
 
-    const text = req.text?.trim() || (req.uploaded_file_id !== undefined ? await this.snippet(req.uploaded_file_id, language) : null) || genericSentence(language);
+    const text = req.text?.trim() || (req.uploaded_file_id !== undefined ? await this.snippet(req.uploaded_file_id, language, caller) : null) || genericSentence(language);
     if (!text) throw invalid(`no generic preview sentence for language "${language}"; send "text"`);
 
     const engineKey = reference ? 'clone' : voice ? JSON.stringify(voice.backing) : `default:${this.opts.defaultEngine ?? 'espeak'}`;
     const refKey = reference ? `${createHash('sha256').update(reference.bytes).digest('hex')}:${reference.refText ?? ''}` : '';
-    const key = hash(['preview', text, engineKey, language.toLowerCase(), refKey]);
+    // The voice says the spoken form ("$3.50" → "3 dollars 50"), as in a job's narration; X-Preview-Text echoes the source.
+    const said = spokenForms(text, language).text;
+    const key = hash(['preview', said, engineKey, language.toLowerCase(), refKey]);
     const dir = path.join(this.opts.cacheDir, 'voice-previews');
 
     const cached = await findCached(dir, key);
     if (cached) return { ...cached, text };
     if (!reference) {
-      const made = await this.once(key, path.join(dir, `${key}.wav`), 'audio/wav', 'preview.wav', () => this.synthLocal(voice, text, language));
+      const made = await this.once(key, path.join(dir, `${key}.wav`), 'audio/wav', 'preview.wav', () => this.synthLocal(voice, said, language));
       return { ...made, text };
     }
     const ref = reference;
     const made = await this.onceAny(key, async () => {
-      const out = await this.synthCloned(text, language, ref);
+      const out = await this.synthCloned(said, language, ref);
       const ext = out.format;
       const file = path.join(dir, `${key}.${ext}`);
       await fs.promises.mkdir(dir, { recursive: true });
@@ -212,12 +219,12 @@ export class VoiceLibrary {
   }
 
   /** Text of a document upload → its representative snippet; null when it has no prose. */
-  private async snippet(uploadId: string, language: string): Promise<string | null> {
-    const up = await this.upload(uploadId);
+  private async snippet(uploadId: string, language: string, caller: Caller): Promise<string | null> {
+    const up = await this.upload(uploadId, caller);
     if (up.kind !== 'document') throw invalid(`uploaded_file_id ${up.id} is ${up.kind === 'audio' ? 'audio' : 'a video'}, not a document`);
     let doc: DocumentModel;
     try {
-      doc = await readDocument(this.opts.resolveUploadPath(up.path), up.content_type);
+      doc = await this.withUpload(up, (file) => readDocument(file, up.content_type));
     } catch (e) {
       if (e instanceof DocumentError) throw invalid(`cannot read upload ${up.id} for a preview snippet: ${e.message}`);
       throw e;
@@ -225,8 +232,17 @@ export class VoiceLibrary {
     return pickSnippet(documentProse(doc), doc.language ?? language);
   }
 
-  private async upload(id: string): Promise<UploadRecord> {
-    const up = isId(id) ? await this.opts.jobs.getUpload(id) : null;
+  private async withUpload<T>(up: UploadRecord, use: (file: string) => Promise<T>): Promise<T> {
+    const local = await this.opts.openUpload(up.path);
+    try {
+      return await use(local.path);
+    } finally {
+      await local.release();
+    }
+  }
+
+  private async upload(id: string, caller: Caller): Promise<UploadRecord> {
+    const up = isId(id) ? await this.opts.jobs.getUpload(id, caller) : null;
     if (!up) throw notFound(`upload ${id} not found`);
     return up;
   }
@@ -248,7 +264,8 @@ export class VoiceLibrary {
       if (!out || out.samples.length === 0) throw new Error(`${engine} returned no audio`);
       return encodeWav(out.samples, out.sampleRate);
     } catch (e) {
-      if (e instanceof SpeechInputError || e instanceof MissingModelError) throw invalid(e.message);
+      // The voice was listed as available: a model missing now is this request's voice, not the install's state.
+      if (e instanceof MissingModelError) throw invalid(e.message);
       throw e;
     }
   }
@@ -269,8 +286,8 @@ export class VoiceLibrary {
       }
       return await this.gpu.synthesize(text, { language, refAudio: ref.bytes, refText: refText || null });
     } catch (e) {
+      // A GPU server's 4xx is about the clip or text this preview sent; any other failure stays UPSTREAM_FAILED (502).
       if (e instanceof GpuServerError && e.status < 500) throw invalid(`GPU server ${e.serverUrl} refused ${e.request}: ${e.detail}`);
-      if (e instanceof GpuClientError) throw badGateway(e.message);
       throw e;
     }
   }
@@ -308,7 +325,7 @@ export class VoiceLibrary {
  * run of prose so a snippet never reads across a heading.
  */
 export function documentProse(doc: DocumentModel): string[] {
-  return doc.pages.flatMap((p) => p.blocks.map((b) => (b.kind === 'paragraph' || b.kind === 'quote' ? b.text : '')));
+  return doc.pages.flatMap((p) => p.blocks.map((b) => ((b.kind === 'paragraph' || b.kind === 'quote') && !b.role ? spokenText(b) : '')));
 }
 
 function hash(parts: string[]): string {

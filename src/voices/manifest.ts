@@ -2,6 +2,7 @@
 // file's mtime or size changes, so an operator's edit applies without a restart.
 import fs from 'node:fs';
 import path from 'node:path';
+import { LecternError } from '../core/errors.ts';
 import { PROJECT_ROOT } from '../config.ts';
 
 export const DEFAULT_VOICES_DIR = path.join(PROJECT_ROOT, 'voices');
@@ -20,8 +21,11 @@ export interface VoiceEntry {
   backing: VoiceBacking;
 }
 
-export class ManifestError extends Error {
+export class ManifestError extends LecternError {
   override name = 'ManifestError';
+  constructor(message: string) {
+    super('VOICE_MANIFEST', message);
+  }
 }
 
 const ID_RE = /^[A-Za-z0-9][\w.-]{0,127}$/;

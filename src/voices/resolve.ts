@@ -2,12 +2,16 @@
 // bundled voice (voices/manifest.json) or be an engine voice id as it is (en-us,
 // en_US-joe-medium#0); only the first needs mapping.
 import { espeakVoiceFile } from './engines.ts';
+import { LecternError } from '../core/errors.ts';
 import { VoiceManifest } from './manifest.ts';
 
 let shared: VoiceManifest | null = null;
 
-export class VoiceResolutionError extends Error {
+export class VoiceResolutionError extends LecternError {
   override name = 'VoiceResolutionError';
+  constructor(message: string) {
+    super('VOICE_UNAVAILABLE', message);
+  }
 }
 
 /**

@@ -169,3 +169,159 @@ ${chapters.map((c) => `<li><a href="${c.href}">${esc(c.title)}</a></li>`).join('
   ];
   return makeZip(files);
 }
+
+// ---------------------------------------------------------------------------------------
+// Real page layouts drawn with pdf-lib (a PDF-writing library, as producers use): running
+// heads with chapter titles and page numbers, a footer repeated on every page, a contents
+// page with dot leaders, hyphenated line ends, two columns, a footnote with its superscript
+// mark, and a figure with its caption. `fieldGuide()` returns the PDF and what a person
+// reads from it, in order.
+
+export interface LaidText {
+  text: string;
+  /** Left edge (or right edge with align 'right'), baseline from the bottom, points. */
+  x: number;
+  y: number;
+  size: number;
+  font?: 'serif' | 'italic' | 'sans';
+  align?: 'right' | 'center';
+}
+
+export interface LayoutPage {
+  texts: LaidText[];
+  /** Drawn rectangles (a figure): x, y (bottom), width, height. */
+  rects?: Array<[number, number, number, number]>;
+}
+
+export async function makeLayoutPdf(pages: LayoutPage[], meta: { title?: string } = {}): Promise<Buffer> {
+  const { PDFDocument, StandardFonts, rgb } = await import('pdf-lib');
+  const doc = await PDFDocument.create();
+  if (meta.title) doc.setTitle(meta.title);
+  const fonts = {
+    serif: await doc.embedFont(StandardFonts.TimesRoman),
+    italic: await doc.embedFont(StandardFonts.TimesRomanItalic),
+    sans: await doc.embedFont(StandardFonts.Helvetica),
+  };
+  for (const p of pages) {
+    const page = doc.addPage([PAGE_W, PAGE_H]);
+    for (const [x, y, width, height] of p.rects ?? []) page.drawRectangle({ x, y, width, height, borderColor: rgb(0.3, 0.3, 0.3), borderWidth: 1, color: rgb(0.9, 0.9, 0.9) });
+    for (const t of p.texts) {
+      const font = fonts[t.font ?? 'serif'];
+      const w = font.widthOfTextAtSize(t.text, t.size);
+      const x = t.align === 'right' ? t.x - w : t.align === 'center' ? t.x - w / 2 : t.x;
+      page.drawText(t.text, { x, y: t.y, size: t.size, font });
+    }
+  }
+  return Buffer.from(await doc.save({ useObjectStreams: false }));
+}
+
+export interface FieldGuide {
+  pdf: Buffer;
+  /** Every word a listener hears, in reading order (source tokens). */
+  spoken: string[];
+  /** Printed words that must never be heard: running heads, footers, leaders, page references. */
+  furniture: string[];
+}
+
+/** A six-page booklet with the layouts of issue 16. Body text 11 pt Times, 14 pt leading. */
+export async function fieldGuide(): Promise<FieldGuide> {
+  const title = 'A Field Guide to Quiet Rooms';
+  const L = 72;
+  const R = 540;
+  const lines = (x: number, y: number, list: string[], size = 11, lead = 14): LaidText[] => list.map((text, i) => ({ text, x, y: y - i * lead, size }));
+  const head = (chapter: string, n: number): LaidText[] => [
+    { text: chapter, x: L, y: 750, size: 9, font: 'italic' },
+    { text: String(n), x: R, y: 750, size: 9, align: 'right' },
+    { text: title, x: PAGE_W / 2, y: 40, size: 8, font: 'sans', align: 'center' },
+  ];
+  const leader = (entry: string, page: string, y: number, size = 11): LaidText[] => {
+    const dots = ' .'.repeat(Math.max(3, Math.round((360 - entry.length * 5.5) / 5.5)));
+    return [
+      { text: `${entry}${dots}`, x: L, y, size },
+      { text: page, x: R, y, size, align: 'right' },
+    ];
+  };
+  const pages: LayoutPage[] = [
+    {
+      texts: [
+        { text: title, x: L, y: 680, size: 24 },
+        { text: 'Contents', x: L, y: 620, size: 16 },
+        ...leader('1 Beginnings', '2', 590),
+        ...leader('2 Two Columns', '4', 572),
+        ...leader('3 Notes and Figures', '5', 554),
+        { text: 'i', x: PAGE_W / 2, y: 40, size: 9, align: 'center' },
+      ],
+    },
+    {
+      texts: [
+        ...head('Chapter 1: Beginnings', 2),
+        { text: '1 Beginnings', x: L, y: 690, size: 18 },
+        ...lines(L, 650, [
+          'Every quiet room starts with a door that closes well. A good exam-',
+          'ple is the reading room of an old library, where the well-',
+          'known hush settles over the tables by late afternoon.',
+        ]),
+        ...lines(L, 596, ['The well-known rule is simple: remove what hums, soften what echoes,', 'and leave the windows for last.']),
+      ],
+    },
+    {
+      texts: [
+        // The producer wrote the footnote first and the running head in the middle.
+        { text: '1 Quiet here means no sound above a whisper.', x: L, y: 96, size: 8 },
+        ...lines(L, 700, ['Carpets take the edge off footsteps. Curtains hold the street at bay,', 'and shelves full of books scatter whatever sound is left.']),
+        { text: 'A room like this stays quiet', x: L, y: 658, size: 11 },
+        { text: '1', x: L + 122, y: 662, size: 6 },
+        ...head('Chapter 1: Beginnings', 3),
+        { text: 'for years.', x: L + 127, y: 658, size: 11 },
+      ],
+    },
+    {
+      texts: [
+        ...head('Chapter 2: Two Columns', 4),
+        // The right column comes first in the content stream: the layout, not the producer, decides.
+        ...lines(316, 650, [
+          'sation into the right column.',
+          'The right column comes second',
+          'and finishes the thought before',
+          'the page turns over to the next.',
+        ]),
+        { text: '2 Two Columns', x: L, y: 690, size: 18 },
+        ...lines(L, 650, [
+          'The left column opens this page.',
+          'It runs down the page first, as',
+          'any reader expects, and a long',
+          'sentence may carry its conver-',
+        ]),
+      ],
+    },
+    {
+      texts: [
+        ...head('Chapter 3: Notes and Figures', 5),
+        { text: '3 Notes and Figures', x: L, y: 690, size: 18 },
+        ...lines(L, 650, ['A drawing helps more than a paragraph here.']),
+        { text: 'Figure 1: The quiet room, drawn from above.', x: L, y: 462, size: 9 },
+        ...lines(L, 430, ['After the figure the text goes on where it stopped.']),
+      ],
+      rects: [[L, 480, 300, 150]],
+    },
+    {
+      texts: [
+        ...head('Chapter 3: Notes and Figures', 6),
+        ...lines(L, 700, ['The last page ends the booklet with a single thought: quiet is kept,', 'not found.']),
+      ],
+    },
+  ];
+  const words = (s: string) => s.split(/\s+/).filter(Boolean);
+  const spoken = [
+    ...words(`${title} Contents 1 Beginnings 2 Two Columns 3 Notes and Figures`),
+    ...words('1 Beginnings Every quiet room starts with a door that closes well. A good example is the reading room of an old library, where the well-known hush settles over the tables by late afternoon.'),
+    ...words('The well-known rule is simple: remove what hums, soften what echoes, and leave the windows for last.'),
+    ...words('Carpets take the edge off footsteps. Curtains hold the street at bay, and shelves full of books scatter whatever sound is left. A room like this stays quiet for years.'),
+    ...words('1 Quiet here means no sound above a whisper.'),
+    ...words('2 Two Columns The left column opens this page. It runs down the page first, as any reader expects, and a long sentence may carry its conversation into the right column.'),
+    ...words('The right column comes second and finishes the thought before the page turns over to the next.'),
+    ...words('3 Notes and Figures A drawing helps more than a paragraph here. Figure 1: The quiet room, drawn from above. After the figure the text goes on where it stopped.'),
+    ...words('The last page ends the booklet with a single thought: quiet is kept, not found.'),
+  ];
+  return { pdf: await makeLayoutPdf(pages, { title }), spoken, furniture: ['Chapter', '.', 'i'] };
+}

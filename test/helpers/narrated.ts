@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { atSpeed, narrateDocument, roundTime, type DocumentNarration } from '../../src/pipelines/narrate-document.ts';
 import { renderAudio, toWebVtt } from '../../src/pipelines/audio.ts';
+import { fillOptions } from '../../src/pipelines/options.ts';
 import type { PipelineContext } from '../../src/pipelines/types.ts';
 import { createLogger } from '../../src/log.ts';
 import { createLocalSpeech } from '../../src/speech/local.ts';
@@ -27,7 +28,7 @@ export async function narrateForTest(file: string, contentType: string, outDir: 
         document: { path: file, originalName: path.basename(file), contentType },
         language: 'en-US',
         voiceId: null,
-        options: { format: 'mp3', speed: 1 },
+        options: fillOptions({ format: 'mp3', speed: 1 }),
         title: null,
       },
       outputDir: outDir,

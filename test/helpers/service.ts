@@ -111,3 +111,15 @@ export async function waitFor<T>(fn: () => Promise<T | null | undefined | false>
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+/** The job once it is completed or failed (polled through GET /api/jobs/{id}). */
+export function jobFinished(url: string, id: string, timeoutMs = 180_000): Promise<Record<string, any>> {
+  return waitFor(
+    async () => {
+      const j = (await json(url, 'GET', `/api/jobs/${id}`)).body;
+      return j.status === 'completed' || j.status === 'failed' ? j : null;
+    },
+    timeoutMs,
+    `job ${id} to finish`,
+  );
+}

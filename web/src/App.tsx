@@ -1,12 +1,14 @@
-// The app shell: header, routes, and the token prompt that api.ts asks for on a 401.
+// The app shell: header (who is signed in, and signing out), routes, and the token prompt
+// that api.ts asks for on a 401.
 import { useEffect, useRef, useState } from 'react';
-import { setTokenPrompt } from './api.ts';
+import { api, setToken, setTokenPrompt } from './api.ts';
 import { TokenPrompt } from './components/TokenPrompt.tsx';
 import { Dashboard } from './pages/Dashboard.tsx';
 import { JobPage } from './pages/JobPage.tsx';
 import { NewJob } from './pages/NewJob.tsx';
 import { Reader } from './pages/Reader.tsx';
 import { Link, useLocation } from './router.tsx';
+import type { Me } from './types.ts';
 
 export function route(path: string) {
   let m: RegExpExecArray | null;
@@ -22,11 +24,19 @@ export function App() {
   const r = route(path);
   const [asking, setAsking] = useState<{ refused: boolean; resolve: (t: string | null) => void } | null>(null);
   const mainRef = useRef<HTMLElement>(null);
+  const [me, setMe] = useState<Me | null>(null);
 
   useEffect(() => {
     setTokenPrompt((refused) => new Promise((resolve) => setAsking({ refused, resolve })));
+    // Who the token is (waits for the prompt like any request): admins get the owner column.
+    api.me().then(setMe, () => setMe(null));
     return () => setTokenPrompt(null);
   }, []);
+  // Another person at this browser: forget the token and start over (the next request asks).
+  const signOut = () => {
+    setToken(null);
+    window.location.assign('/');
+  };
   // A new page: its title, and focus at the start of the content for screen-reader and keyboard users.
   useEffect(() => {
     document.title = `${r.title} · Lectern`;
@@ -57,9 +67,20 @@ export function App() {
             New job
           </Link>
         </nav>
+        {me?.authentication && me.name ? (
+          <div className="signed-in">
+            <span>
+              Signed in as <strong>{me.name}</strong>
+              {me.admin ? ' (admin: sees every job)' : ''}
+            </span>
+            <button type="button" onClick={signOut}>
+              Sign out
+            </button>
+          </div>
+        ) : null}
       </header>
       <main id="main" ref={mainRef} tabIndex={-1}>
-        {r.name === 'jobs' ? <Dashboard /> : null}
+        {r.name === 'jobs' ? <Dashboard me={me} /> : null}
         {r.name === 'new' ? <NewJob /> : null}
         {r.name === 'job' ? <JobPage key={r.id} id={r.id} /> : null}
         {r.name === 'reader' ? <Reader key={r.id} id={r.id} /> : null}

@@ -1,7 +1,7 @@
 // The only way the app talks to Lectern: fetch with the bearer token when there is one.
 // A 401 asks the user for the token (one prompt shared by every request waiting on it),
 // keeps it in sessionStorage for this tab's session, and retries the request.
-import type { Job, JobList, Upload, Voice, Language, JobEvent, EpubExportStatus } from './types.ts';
+import type { Job, JobCreateRequest, JobList, Upload, Voice, Language, JobEvent, EpubExportStatus, CloningStatus, Me } from './types.ts';
 
 const TOKEN_KEY = 'lectern.token';
 
@@ -90,8 +90,15 @@ async function errorOf(res: Response): Promise<ApiError> {
   return new ApiError(res.status, detail);
 }
 
+/** Asks for JSON: a JSON file is then sent through the API even when files live in an S3 bucket. */
+function acceptJson(init: RequestInit): RequestInit {
+  const headers = new Headers(init.headers);
+  headers.set('accept', 'application/json');
+  return { ...init, headers };
+}
+
 export async function apiJson<T>(path: string, init: RequestInit = {}): Promise<T> {
-  const res = await apiFetch(path, init);
+  const res = await apiFetch(path, acceptJson(init));
   if (!res.ok) throw await errorOf(res);
   return (await res.json()) as T;
 }
@@ -122,17 +129,45 @@ export function filenameOf(res: Response, fallback: string): string {
   return /filename="([^"]+)"/i.exec(cd)?.[1] ?? fallback;
 }
 
-/** Downloads through fetch so the bearer token goes with it, then saves with the server's file name. */
+/** Where to play or save a stored file from, and its name. */
+export interface FileUrl {
+  url: string;
+  filename: string | null;
+  /** A blob: URL made here (revoke it when done), rather than the store's own link. */
+  local: boolean;
+}
+
+/**
+ * A stored file (a job's output, a voice sample) for <audio>, <video> or a download. The
+ * request carries the bearer token and asks for JSON: when the service keeps files in an S3
+ * bucket it answers a short-lived presigned URL, which the browser then fetches from the store
+ * itself (no token goes there, and the bucket needs no CORS rule); otherwise the bytes come
+ * back and are played from a blob: URL.
+ */
+export async function fileUrl(path: string): Promise<FileUrl> {
+  const res = await apiFetch(path, acceptJson({}));
+  if (!res.ok) throw await errorOf(res);
+  if ((res.headers.get('content-type') ?? '').startsWith('application/json')) {
+    const link = (await res.json()) as { url?: unknown; filename?: unknown };
+    if (typeof link.url === 'string') return { url: link.url, filename: typeof link.filename === 'string' ? link.filename : null, local: false };
+    throw new ApiError(res.status, 'the service answered JSON where a file or a link was expected');
+  }
+  const blob = await res.blob();
+  return { url: URL.createObjectURL(blob), filename: filenameOf(res, ''), local: true };
+}
+
+/** Downloads a stored file with the server's file name: from the store's link, or through fetch with the token. */
 export async function download(path: string, fallbackName: string): Promise<string> {
-  const { url, res } = await blobOf(path);
-  const name = filenameOf(res, fallbackName);
+  const f = await fileUrl(path);
+  const name = f.filename || fallbackName;
   const a = document.createElement('a');
-  a.href = url;
-  a.download = name;
+  a.href = f.url;
+  // A blob: URL needs the name here; the store's link names the file in its Content-Disposition.
+  if (f.local) a.download = name;
   document.body.append(a);
   a.click();
   a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+  if (f.local) setTimeout(() => URL.revokeObjectURL(f.url), 60_000);
   return name;
 }
 
@@ -213,19 +248,22 @@ export function parseEvent(block: string): JobEvent | null {
 const id = encodeURIComponent;
 
 export const api = {
-  listJobs: (q: { status?: string; limit: number; offset: number }) => {
+  listJobs: (q: { status?: string; owner?: string; limit: number; offset: number }) => {
     const p = new URLSearchParams({ limit: String(q.limit), offset: String(q.offset) });
     if (q.status) p.set('status', q.status);
+    if (q.owner) p.set('owner', q.owner);
     return apiJson<JobList>(`/api/jobs?${p}`);
   },
+  me: () => apiJson<Me>('/api/me'),
   getJob: (jobId: string) => apiJson<Job>(`/api/jobs/${id(jobId)}`),
-  createJob: (body: Record<string, unknown>) => apiJson<Job>('/api/jobs', jsonBody(body)),
+  createJob: (body: JobCreateRequest) => apiJson<Job>('/api/jobs', jsonBody(body)),
   deleteJob: (jobId: string) => apiJson<{ detail: string }>(`/api/jobs/${id(jobId)}`, { method: 'DELETE' }),
   stopJob: (jobId: string) => apiJson<{ detail: string }>(`/api/jobs/${id(jobId)}/stop`, { method: 'POST' }),
   voices: () => apiJson<Voice[]>('/api/voices'),
+  cloning: () => apiJson<CloningStatus>('/api/voices/cloning'),
   languages: () => apiJson<Language[]>('/api/languages'),
   preview: (body: Record<string, unknown>) => blobOf('/api/voices/preview', jsonBody(body)),
-  voiceSample: (voiceId: string) => blobOf(`/api/voices/${id(voiceId)}/audio`),
+  voiceSample: (voiceId: string) => fileUrl(`/api/voices/${id(voiceId)}/audio`),
   jobFileUrl: (jobId: string, name: string) => `/api/jobs/${id(jobId)}/files/${name.split('/').map(id).join('/')}`,
   exportEpub: (jobId: string) => apiJson<EpubExportStatus | { detail: string }>(`/api/jobs/${id(jobId)}/export-epub`, { method: 'POST' }),
   exportEpubStatus: (jobId: string) => apiJson<EpubExportStatus>(`/api/jobs/${id(jobId)}/export-epub/status`),

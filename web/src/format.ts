@@ -47,6 +47,7 @@ const PHASES: Record<string, string> = {
   composite: 'Placing the presenter',
   package: 'Packaging the reader',
   encode: 'Encoding',
+  store: 'Saving the files',
   done: 'Done',
 };
 

@@ -1,35 +1,28 @@
-// The shapes of the public API's responses (see /openapi.json).
-export type JobStatus = 'pending' | 'running' | 'completed' | 'failed' | 'stopped';
+// The shapes of the public API's responses (see /openapi.json). The job record, its
+// config_json and the output file names are the service's own types, imported type-only
+// from ../../src (erased by esbuild, checked by tsc), so the two cannot drift apart.
+import type { OUTPUT_FILES } from '../../src/core/output-files.ts';
+import type { JobCreateRequest } from '../../src/jobs/job-config.ts';
+import type { JobConfig, JobStatus, PipelineType, Progress } from '../../src/jobs/types.ts';
+import type { OutputFormat } from '../../src/pipelines/options.ts';
+import type { JobResult } from '../../src/pipelines/result.ts';
+
+export type { JobConfig, JobCreateRequest, JobResult, JobStatus, OutputFormat, PipelineType, Progress };
+
 export const JOB_STATUSES: JobStatus[] = ['pending', 'running', 'completed', 'failed', 'stopped'];
 export const TERMINAL: JobStatus[] = ['completed', 'failed', 'stopped'];
-export type PipelineType = 'audio' | 'highlight' | 'lipsync';
 
-export interface Progress {
-  phase: string;
-  current: number;
-  total: number;
-}
-
-export interface JobResult {
-  output?: string;
-  files?: string[];
-  duration_seconds?: number;
-  [k: string]: unknown;
-}
+/** Files the reader fetches by name: the service's names, checked by the type. */
+export const TIMELINE_FILE: (typeof OUTPUT_FILES)['timeline'] = 'timeline.json';
+export const PRESENTER_FILE: (typeof OUTPUT_FILES)['presenter'] = 'presenter.mp4';
 
 export interface Job {
   id: string;
   pipeline_type: PipelineType;
   status: JobStatus;
-  config_json: {
-    title?: string | null;
-    document?: { original_name?: string; content_type?: string };
-    options?: Record<string, unknown>;
-    result?: JobResult;
-    pages_done?: number;
-    pages_total?: number;
-    [k: string]: unknown;
-  };
+  /** The token name that created the job; null when made without authentication. */
+  owner: string | null;
+  config_json: JobConfig;
   worker_task_id: string | null;
   progress: Progress | null;
   error: string | null;
@@ -54,7 +47,17 @@ export interface Upload {
   size_bytes: number;
   content_type: string;
   kind: 'document' | 'audio' | 'video';
+  owner: string | null;
   created_at: string;
+}
+
+/** GET /api/me: the signed-in token; an admin sees every job and may filter by owner. */
+export interface Me {
+  name: string | null;
+  admin: boolean;
+  authentication: boolean;
+  /** For an admin: the configured token names. */
+  owners: string[] | null;
 }
 
 export interface Voice {
@@ -64,6 +67,12 @@ export interface Voice {
   description: string;
   ref_text: string;
   available: boolean;
+}
+
+/** GET /api/voices/cloning: whether a reference clip can be cloned now, and why not. */
+export interface CloningStatus {
+  available: boolean;
+  detail: string | null;
 }
 
 export interface Language {
@@ -77,11 +86,7 @@ export type JobEvent =
   | { event: 'progress'; data: Progress }
   | { event: 'status'; data: { status: JobStatus; error: string | null } };
 
-export interface EpubExportStatus {
-  export_status: string | null;
-  export_output: string | null;
-  export_error: string | null;
-}
+export type { ExportState as EpubExportStatus } from '../../src/jobs/types.ts';
 
 export interface TimelineWord {
   word: string;
@@ -101,7 +106,7 @@ export interface Timeline {
 }
 
 /** Output formats per pipeline (the first is the default), as the service's registry lists them. */
-export const PIPELINES: Record<PipelineType, { label: string; description: string; formats: string[] }> = {
+export const PIPELINES: Record<PipelineType, { label: string; description: string; formats: OutputFormat[] }> = {
   audio: { label: 'Audio narration', description: 'An MP3 or M4B audiobook with a word timeline for read-along.', formats: ['mp3', 'm4b'] },
   highlight: { label: 'Highlighted reading', description: 'A video, offline reader or EPUB with each spoken word highlighted.', formats: ['mp4', 'reader', 'epub'] },
   lipsync: { label: 'Lip-sync presenter', description: 'A presenter video speaking the text beside the read-along page.', formats: ['reader', 'mp4'] },

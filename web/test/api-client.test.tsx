@@ -2,7 +2,7 @@
 // the fetch-based event stream parser. (The real service answers it in test/web-e2e.test.ts.)
 import { cleanup, fireEvent, render, screen } from '@testing-library/react';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { api, ApiError, parseEvent, setTokenPrompt, streamEvents } from '../src/api.ts';
+import { api, ApiError, download, fileUrl, parseEvent, setTokenPrompt, streamEvents } from '../src/api.ts';
 import { App } from '../src/App.tsx';
 import { wordAt } from '../src/pages/Reader.tsx';
 import { jsonResponse, mockFetch } from './mock-fetch.ts';
@@ -82,6 +82,30 @@ describe('API client (mocked fetch)', () => {
       { event: 'end', data: { id: 'j', status: 'completed' } },
     ]);
     expect(parseEvent(': keep-alive')).toBeNull();
+  });
+
+  it('plays and saves stored files from the store\'s presigned link when the service gives one, else from the bytes', async () => {
+    sessionStorage.setItem('lectern.token', 'tok');
+    const link = { url: 'http://store.test/bucket/outputs/x/narration.mp3?X-Amz-Signature=abc', expires_at: '2026-01-01T10:05:00.000Z', filename: 'Book.mp3', content_type: 'audio/mpeg' };
+    const { calls, fn } = mockFetch({
+      'GET /api/jobs/s3/download': () => jsonResponse(link),
+      'GET /api/jobs/local/download': () => new Response('ID3bytes', { headers: { 'content-type': 'audio/mpeg', 'content-disposition': `attachment; filename="Book.mp3"; filename*=UTF-8''Book.mp3` } }),
+    });
+    const clicked: Array<{ href: string; download: string }> = [];
+    const click = vi.spyOn(HTMLAnchorElement.prototype, 'click').mockImplementation(function (this: HTMLAnchorElement) {
+      clicked.push({ href: this.href, download: this.download });
+    });
+    const created = vi.spyOn(URL, 'createObjectURL').mockReturnValue('blob:local-1');
+    expect(await fileUrl('/api/jobs/s3/download')).toEqual({ url: link.url, filename: 'Book.mp3', local: false });
+    expect(await download('/api/jobs/s3/download', 'x.mp3')).toBe('Book.mp3');
+    expect(clicked.at(-1)).toEqual({ href: link.url, download: '' }); // the store names the file itself
+    expect(await download('/api/jobs/local/download', 'x.mp3')).toBe('Book.mp3');
+    expect(clicked.at(-1)).toEqual({ href: 'blob:local-1', download: 'Book.mp3' });
+    // The token goes to the API only, which is asked for JSON; the store is never fetched here.
+    expect(calls.every((c) => c.auth === 'Bearer tok' && c.path.startsWith('/api/'))).toBe(true);
+    expect(fn.mock.calls.every(([, init]) => new Headers(init?.headers).get('accept') === 'application/json')).toBe(true);
+    click.mockRestore();
+    created.mockRestore();
   });
 });
 

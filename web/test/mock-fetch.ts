@@ -30,6 +30,7 @@ export function job(over: Record<string, unknown> = {}) {
     id: '11111111-1111-4111-8111-111111111111',
     pipeline_type: 'audio',
     status: 'completed',
+    owner: null as string | null,
     config_json: { title: 'A test job', options: { format: 'mp3' } },
     worker_task_id: '1',
     progress: { phase: 'done', current: 1, total: 1 },

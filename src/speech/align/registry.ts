@@ -1,6 +1,10 @@
 // Aligners by name. Each module is imported only when its aligner is asked for.
-import type { Aligner } from '../types.ts';
-import { MissingModelError } from '../types.ts';
+//   hmm  — forced alignment with a PocketSphinx acoustic model (en, fr), refined in the signal
+//   dtw  — eSpeak NG reference + MFCC + banded DTW, any eSpeak language, no model
+//   auto — hmm for the languages an installed acoustic model covers, dtw for the rest
+import type { Aligner, WordTiming } from '../types.ts';
+import { MissingModelError, SpeechInputError } from '../types.ts';
+import { hmmLanguages, primaryLanguage } from './acoustic-models.ts';
 
 export interface AlignerOptions {
   modelsDir: string;
@@ -13,18 +17,60 @@ export type ClosableAligner = Aligner & { close(): Promise<void> };
 type Factory = (opts: AlignerOptions) => Promise<ClosableAligner>;
 
 const factories: Record<string, Factory> = {
+  auto: async (opts) => createAutoAligner(opts),
+  hmm: async () => (await import('./hmm.ts')).createHmmAligner(),
   dtw: async () => (await import('./dtw.ts')).createDtwAligner() as Promise<ClosableAligner>,
   ctc: async (opts) => {
     throw new MissingModelError(
-      `the ctc aligner needs a CTC acoustic model, and none is installed in ${opts.modelsDir} (see models/manifest.json); use the dtw aligner`,
+      `the ctc aligner needs a CTC acoustic model, and none is installed in ${opts.modelsDir} (see models/manifest.json); use the hmm, dtw or auto aligner`,
     );
   },
 };
 
 export const ALIGNERS = Object.keys(factories);
 
+/** Thrown for an aligner name the registry does not know (→ HTTP 422, or a start-up error). */
+export class UnknownAlignerError extends SpeechInputError {
+  override name = 'UnknownAlignerError';
+}
+
 export async function createAligner(name: string, opts: AlignerOptions): Promise<ClosableAligner> {
   const factory = factories[name];
-  if (!factory) throw new Error(`unknown aligner "${name}" (known: ${ALIGNERS.join(', ')})`);
+  if (!factory) throw new UnknownAlignerError(`unknown aligner "${name}" (known: ${ALIGNERS.join(', ')})`);
   return factory(opts);
+}
+
+/** Which aligner `auto` uses for a language: hmm where an installed acoustic model covers it. */
+export function autoAlignerFor(language: string): 'hmm' | 'dtw' {
+  return hmmLanguages().includes(primaryLanguage(language)) ? 'hmm' : 'dtw';
+}
+
+/** What each installed aligner covers, for /health and the README. */
+export function alignerCoverage(): Record<string, string[]> {
+  return { hmm: hmmLanguages(), dtw: ['every eSpeak NG language'] };
+}
+
+/** `auto`: each call goes to the best aligner installed for its language; each is created on first use. */
+function createAutoAligner(opts: AlignerOptions): ClosableAligner {
+  const made = new Map<string, Promise<ClosableAligner>>();
+  const get = (name: 'hmm' | 'dtw') => {
+    let p = made.get(name);
+    if (!p) {
+      p = createAligner(name, opts);
+      made.set(name, p);
+      p.catch(() => made.delete(name));
+    }
+    return p;
+  };
+  return {
+    name: 'auto',
+    async align(samples: Float32Array, sampleRate: number, text: string, language: string): Promise<WordTiming[]> {
+      return (await get(autoAlignerFor(language))).align(samples, sampleRate, text, language);
+    },
+    async close() {
+      const all = await Promise.allSettled(made.values());
+      made.clear();
+      await Promise.all(all.map((r) => (r.status === 'fulfilled' ? r.value.close() : undefined)));
+    },
+  };
 }

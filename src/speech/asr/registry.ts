@@ -1,7 +1,7 @@
 // Transcription engines by name. Modules load only when their engine is asked for.
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Transcriber } from '../types.ts';
+import { SpeechInputError, type Transcriber } from '../types.ts';
 
 export interface TranscriberOptions {
   modelsDir: string;
@@ -17,7 +17,11 @@ const factories: Record<string, Factory> = {
 
 export const TRANSCRIBERS = Object.keys(factories);
 
-/** `auto`: a Whisper model when one is installed (better, every language it knows), else PocketSphinx. */
+/** The engine `name` means here: `auto` is a Whisper model when one is installed (better, every language it knows), else PocketSphinx. */
+export function transcriberName(name: string, opts: TranscriberOptions): string {
+  return name === 'auto' ? resolveAuto(opts) : name;
+}
+
 function resolveAuto(opts: TranscriberOptions): string {
   const dir = path.join(opts.modelsDir, 'asr');
   const whisper = fs.existsSync(dir) && fs.readdirSync(dir).some((d) => d.startsWith('whisper-') && fs.existsSync(path.join(dir, d, 'encoder.onnx')));
@@ -25,8 +29,8 @@ function resolveAuto(opts: TranscriberOptions): string {
 }
 
 export async function createTranscriber(name: string, opts: TranscriberOptions): Promise<Transcriber> {
-  if (name === 'auto') name = resolveAuto(opts);
+  name = transcriberName(name, opts);
   const factory = factories[name];
-  if (!factory) throw new Error(`unknown transcription engine "${name}" (known: ${TRANSCRIBERS.join(', ')})`);
+  if (!factory) throw new SpeechInputError(`unknown transcription engine "${name}" (known: ${TRANSCRIBERS.join(', ')})`);
   return factory(opts);
 }

@@ -1,5 +1,6 @@
 // Lip-sync providers by name. `auto` picks the best one installed; with none installed
 // the GPU server reports no `lipsync` capability (never a fake provider).
+import { LecternError } from '../../core/errors.ts';
 import { createCommandProvider } from './command.ts';
 import { createOnnxProvider, onnxUnavailableReason } from './onnx.ts';
 import type { LipsyncProvider } from './types.ts';
@@ -16,8 +17,11 @@ export interface LipsyncProviderOptions {
 
 export const LIPSYNC_PROVIDERS = ['command', 'onnx', 'viseme'] as const;
 
-export class LipsyncUnavailableError extends Error {
+export class LipsyncUnavailableError extends LecternError {
   override name = 'LipsyncUnavailableError';
+  constructor(message: string) {
+    super('LIPSYNC_UNAVAILABLE', message);
+  }
 }
 
 /** Names of the providers usable with these options, best first. */

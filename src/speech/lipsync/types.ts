@@ -1,5 +1,6 @@
 // Lip-sync providers: turn narration audio + a reference presenter video into an MP4
 // whose mouth follows the audio. The GPU server's job table drives them.
+import { LecternError } from '../../core/errors.ts';
 
 export interface LipsyncRequest {
   audioPath: string;
@@ -21,6 +22,9 @@ export interface LipsyncProvider {
 }
 
 /** The generation was stopped through its AbortSignal. */
-export class LipsyncAbortedError extends Error {
+export class LipsyncAbortedError extends LecternError {
   override name = 'LipsyncAbortedError';
+  constructor(message: string) {
+    super('CANCELLED', message);
+  }
 }

@@ -416,7 +416,8 @@ export async function phonemize(text: string, voice: string): Promise<string[]> 
 
 export async function createEspeakBackend(opts: TtsBackendOptions): Promise<TtsBackend> {
   const proc = new EspeakProcess();
-  const table = buildVoiceTable(await proc.voices());
+  const installed = await proc.voices();
+  const table = buildVoiceTable(installed);
   return {
     name: 'espeak',
     outputFormat: 'wav',
@@ -427,6 +428,7 @@ export async function createEspeakBackend(opts: TtsBackendOptions): Promise<TtsB
     canClone: false,
     batched: false,
     languages: async () => table.languages,
+    voices: async () => installed.map((v) => v.identifier),
     async synthesize(batch: SynthesisRequest[]): Promise<SynthesisOutput[]> {
       const out: SynthesisOutput[] = [];
       for (const req of batch) {

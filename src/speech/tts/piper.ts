@@ -228,6 +228,7 @@ export async function createPiperBackend(opts: PiperBackendOptions): Promise<Tts
       }
       return [...seen.values()];
     },
+    voices: async () => [...configs.keys()],
     synthesize,
     async close() {
       // Sessions belong to the shared model cache; other backends in this thread may use them.

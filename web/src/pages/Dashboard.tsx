@@ -1,20 +1,23 @@
 // The job list: newest first, a status filter and pages (the API's limit/offset), each
-// running job's row kept live from its event stream.
+// running job's row kept live from its event stream. The service lists only the signed-in
+// token's jobs; for an admin (every job) each row names its owner, with an owner filter.
 import { useCallback, useEffect, useState } from 'react';
 import { api } from '../api.ts';
 import { ErrorBox, ProgressBar, StatusBadge } from '../components/ui.tsx';
 import { jobTitle, percent, phaseLabel, when } from '../format.ts';
 import { Link, navigate, useLocation } from '../router.tsx';
-import { JOB_STATUSES, PIPELINES, TERMINAL, type Job, type JobList } from '../types.ts';
+import { JOB_STATUSES, PIPELINES, TERMINAL, type Job, type JobList, type Me } from '../types.ts';
 import { useJobStream } from '../useJobStream.ts';
 
 export const PAGE_SIZE = 10;
 /** Browsers allow ~6 connections per host over HTTP/1.1: stream a few rows, poll the rest. */
 const MAX_STREAMS = 3;
 
-export function Dashboard() {
+export function Dashboard({ me = null }: { me?: Me | null }) {
   const { query } = useLocation();
   const status = query.get('status') ?? '';
+  const admin = me?.admin === true;
+  const owner = admin ? (query.get('owner') ?? '') : '';
   const page = Math.max(1, Number(query.get('page')) || 1);
   const [list, setList] = useState<JobList | null>(null);
   const [error, setError] = useState<unknown>(null);
@@ -22,14 +25,14 @@ export function Dashboard() {
 
   const load = useCallback(async () => {
     try {
-      setList(await api.listJobs({ status: status || undefined, limit: PAGE_SIZE, offset: (page - 1) * PAGE_SIZE }));
+      setList(await api.listJobs({ status: status || undefined, owner: owner || undefined, limit: PAGE_SIZE, offset: (page - 1) * PAGE_SIZE }));
       setError(null);
     } catch (err) {
       setError(err);
     } finally {
       setLoading(false);
     }
-  }, [status, page]);
+  }, [status, owner, page]);
 
   useEffect(() => {
     setLoading(true);
@@ -43,10 +46,12 @@ export function Dashboard() {
     return () => clearInterval(t);
   }, [live.length, load]); // eslint-disable-line react-hooks/exhaustive-deps
 
-  const setQuery = (next: { status?: string; page?: number }) => {
+  const setQuery = (next: { status?: string; owner?: string; page?: number }) => {
     const p = new URLSearchParams();
     const s = next.status ?? status;
     if (s) p.set('status', s);
+    const o = next.owner ?? owner;
+    if (o) p.set('owner', o);
     const pg = next.page ?? 1;
     if (pg > 1) p.set('page', String(pg));
     navigate(`/${p.size ? `?${p}` : ''}`);
@@ -72,6 +77,19 @@ export function Dashboard() {
             </option>
           ))}
         </select>
+        {admin ? (
+          <>
+            <label htmlFor="owner-filter">Owner</label>
+            <select id="owner-filter" value={owner} onChange={(e) => setQuery({ owner: e.target.value, page: 1 })}>
+              <option value="">Everyone</option>
+              {(me?.owners ?? []).map((o) => (
+                <option key={o} value={o}>
+                  {o}
+                </option>
+              ))}
+            </select>
+          </>
+        ) : null}
         <button type="button" onClick={() => void load()}>
           Refresh
         </button>
@@ -84,8 +102,8 @@ export function Dashboard() {
       {loading && !list ? <p aria-live="polite">Loading…</p> : null}
       {list && list.jobs.length === 0 ? (
         <div className="empty">
-          {status ? <p>No {status} jobs.</p> : <p>No jobs yet. Upload a document to make your first narration.</p>}
-          {!status ? (
+          {status || owner ? <p>No {status ? `${status} ` : ''}jobs{owner ? ` of ${owner}` : ''}.</p> : <p>No jobs yet. Upload a document to make your first narration.</p>}
+          {!status && !owner ? (
             <Link to="/new" className="button primary">
               Create a job
             </Link>
@@ -96,7 +114,7 @@ export function Dashboard() {
         <ul className="job-list" aria-label="Jobs, newest first">
           {list.jobs.map((j) => {
             const stream = !TERMINAL.includes(j.status) && streamed++ < MAX_STREAMS;
-            return <JobRow key={j.id} job={j} stream={stream} onEnd={load} />;
+            return <JobRow key={j.id} job={j} stream={stream} onEnd={load} showOwner={admin} />;
           })}
         </ul>
       ) : null}
@@ -117,7 +135,7 @@ export function Dashboard() {
   );
 }
 
-function JobRow({ job: initial, stream, onEnd }: { job: Job; stream: boolean; onEnd: () => void }) {
+function JobRow({ job: initial, stream, onEnd, showOwner }: { job: Job; stream: boolean; onEnd: () => void; showOwner: boolean }) {
   const streamed = useJobStream(stream ? initial : null, () => onEnd());
   const job = streamed ?? initial;
   const title = jobTitle(job);
@@ -130,6 +148,11 @@ function JobRow({ job: initial, stream, onEnd }: { job: Job; stream: boolean; on
         <span className="muted">
           {PIPELINES[job.pipeline_type]?.label ?? job.pipeline_type} · {when(job.created_at)}
         </span>
+        {showOwner ? (
+          <span className="job-owner small">
+            Owner: <strong>{job.owner ?? 'no owner (made without a token)'}</strong>
+          </span>
+        ) : null}
       </div>
       <StatusBadge status={job.status} />
       <div className="job-row-progress">

@@ -21,7 +21,7 @@ export function EpubExport({ jobId }: { jobId: string }) {
     }
   }, [jobId]);
   useEffect(() => void refresh(), [refresh]);
-  const running = state?.export_status === 'pending' || state?.export_status === 'running';
+  const running = state?.export_status === 'running';
   useEffect(() => {
     if (!running) return;
     const t = setInterval(() => void refresh(), 2000);
@@ -53,7 +53,7 @@ export function EpubExport({ jobId }: { jobId: string }) {
       ) : (
         <>
           <p role="status">
-            {state?.export_status === 'completed'
+            {state?.export_status === 'done'
               ? 'The EPUB is ready.'
               : running
                 ? 'Exporting…'
@@ -63,13 +63,13 @@ export function EpubExport({ jobId }: { jobId: string }) {
           </p>
           {state?.export_error ? <ErrorBox error={state.export_error} title="Export error" /> : null}
           <div className="actions">
-            {state?.export_status === 'completed' ? (
+            {state?.export_status === 'done' ? (
               <button type="button" onClick={() => download(`/api/jobs/${encodeURIComponent(jobId)}/export-epub/download`, 'lectern.epub').catch(setError)}>
                 Download EPUB
               </button>
             ) : null}
             <button type="button" onClick={start} disabled={busy || running}>
-              {state?.export_status === 'completed' || state?.export_status === 'failed' ? 'Export again' : 'Export as EPUB'}
+              {state?.export_status === 'done' || state?.export_status === 'failed' ? 'Export again' : 'Export as EPUB'}
             </button>
           </div>
         </>

@@ -5,13 +5,13 @@ import { api, ApiError, download } from '../api.ts';
 import { ConfirmButton, ErrorBox, ProgressBar, StatusBadge } from '../components/ui.tsx';
 import { duration, jobTitle, percent, phaseLabel, when } from '../format.ts';
 import { Link, navigate } from '../router.tsx';
-import { FORMAT_LABELS, PIPELINES, TERMINAL, type Job } from '../types.ts';
+import { FORMAT_LABELS, PIPELINES, TERMINAL, TIMELINE_FILE, type Job } from '../types.ts';
 import { useJobStream } from '../useJobStream.ts';
 import { EpubExport } from './EpubExport.tsx';
 
 export function hasReader(job: Job): boolean {
   const files = job.config_json.result?.files ?? [];
-  return (job.status === 'completed' || job.status === 'stopped') && files.includes('timeline.json');
+  return (job.status === 'completed' || job.status === 'stopped') && files.includes(TIMELINE_FILE);
 }
 
 /**

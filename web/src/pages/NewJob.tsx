@@ -5,13 +5,13 @@ import { api, ApiError } from '../api.ts';
 import { DropZone } from '../components/DropZone.tsx';
 import { ErrorBox } from '../components/ui.tsx';
 import { navigate } from '../router.tsx';
-import { FORMAT_LABELS, PIPELINES, type Language, type PipelineType, type Upload, type Voice } from '../types.ts';
+import { FORMAT_LABELS, PIPELINES, type CloningStatus, type JobCreateRequest, type Language, type OutputFormat, type PipelineType, type Upload, type Voice } from '../types.ts';
 
 const DOC_EXT = ['.pdf', '.epub', '.md', '.markdown', '.txt'];
 const AUDIO_EXT = ['.wav', '.mp3', '.m4a', '.flac', '.ogg'];
 const VIDEO_EXT = ['.mp4', '.mov', '.webm'];
 
-/** Plays one clip at a time, fetched with the token (blob: URL). */
+/** Plays one clip at a time: a blob: URL fetched with the token, or the store's presigned link. */
 function usePlayer() {
   const audio = useRef<HTMLAudioElement | null>(null);
   const [playing, setPlaying] = useState<string | null>(null);
@@ -36,7 +36,7 @@ function usePlayer() {
 export function NewJob() {
   const [doc, setDoc] = useState<Upload | null>(null);
   const [pipeline, setPipeline] = useState<PipelineType>('audio');
-  const [format, setFormat] = useState('mp3');
+  const [format, setFormat] = useState<OutputFormat>('mp3');
   const [speed, setSpeed] = useState(1);
   const [title, setTitle] = useState('');
   const [language, setLanguage] = useState('en-US');
@@ -51,6 +51,7 @@ export function NewJob() {
   const [refVideo, setRefVideo] = useState<Upload | null>(null);
   const [refVideoUrl, setRefVideoUrl] = useState<string | null>(null);
   const [voices, setVoices] = useState<Voice[] | null>(null);
+  const [cloning, setCloning] = useState<CloningStatus | null>(null);
   const [languages, setLanguages] = useState<Language[]>([]);
   const [loadError, setLoadError] = useState<unknown>(null);
   const [submitError, setSubmitError] = useState<unknown>(null);
@@ -63,6 +64,8 @@ export function NewJob() {
 
   useEffect(() => {
     api.voices().then(setVoices, setLoadError);
+    // Offered only when a healthy GPU server declares voice cloning; otherwise shown disabled with why.
+    api.cloning().then(setCloning, (err) => setCloning({ available: false, detail: err instanceof Error ? err.message : String(err) }));
     api.languages().then(setLanguages, setLoadError);
   }, []);
   useEffect(() => setFormat(PIPELINES[pipeline].formats[0]!), [pipeline]);
@@ -95,10 +98,10 @@ export function NewJob() {
     if (!doc) return;
     setSubmitting(true);
     setSubmitError(null);
-    const options: Record<string, unknown> = { format, speed };
+    const options: NonNullable<JobCreateRequest['options']> = { format, speed };
     if (pipeline !== 'audio') Object.assign(options, { width, height, fps });
     if (pipeline === 'lipsync' && preset.trim()) options.lipsync_preset = preset.trim();
-    const body: Record<string, unknown> = { pipeline_type: pipeline, uploaded_file_id: doc.id, language, options, ...voiceFields() };
+    const body: JobCreateRequest = { pipeline_type: pipeline, uploaded_file_id: doc.id, language, options, ...voiceFields() };
     if (title.trim()) body.title = title.trim();
     if (pipeline === 'lipsync' && refVideo) body.ref_video_file_id = refVideo.id;
     try {
@@ -137,7 +140,7 @@ export function NewJob() {
         <div className="grid">
           <label>
             Output format
-            <select value={format} onChange={(e) => setFormat(e.target.value)}>
+            <select value={format} onChange={(e) => setFormat(PIPELINES[pipeline].formats.find((f) => f === e.target.value) ?? format)}>
               {PIPELINES[pipeline].formats.map((f) => (
                 <option key={f} value={f}>
                   {FORMAT_LABELS[f] ?? f}
@@ -208,10 +211,15 @@ export function NewJob() {
           <label className="choice">
             <input type="radio" name="voice-mode" checked={voiceMode === 'library'} onChange={() => setVoiceMode('library')} /> A voice from the library
           </label>
-          <label className="choice">
-            <input type="radio" name="voice-mode" checked={voiceMode === 'clone'} onChange={() => setVoiceMode('clone')} /> Clone a voice from a clip
+          <label className={`choice${cloning?.available ? '' : ' unavailable'}`}>
+            <input type="radio" name="voice-mode" checked={voiceMode === 'clone'} disabled={!cloning?.available} aria-describedby={cloning && !cloning.available ? 'cloning-status' : undefined} onChange={() => setVoiceMode('clone')} /> Clone a voice from a clip
           </label>
         </div>
+        {cloning && !cloning.available ? (
+          <p id="cloning-status" className="muted small">
+            Cloning is not available on this install: {cloning.detail}
+          </p>
+        ) : null}
         {voiceMode === 'library' ? (
           <div role="radiogroup" aria-label="Voices" className="voices">
             <div className="voice">

@@ -1,14 +1,15 @@
 // The read-along view of a finished job: the narration with the spoken word highlighted,
 // click a word to hear from there, space to play/pause, arrows to seek, and the presenter
 // window for lip-sync jobs. Everything comes from the job's files (timeline.json, the
-// narration audio, presenter.mp4) fetched with the token and played from blob: URLs.
+// narration audio, presenter.mp4), fetched with the token and played from blob: URLs, or straight
+// from the store when the service keeps files in an S3 bucket (presigned links; see fileUrl).
 import { useEffect, useMemo, useRef, useState } from 'react';
-import { api, apiJson, blobOf } from '../api.ts';
+import { api, apiJson, fileUrl } from '../api.ts';
 import { ErrorBox } from '../components/ui.tsx';
 import { PresenterWindow } from '../components/PresenterWindow.tsx';
 import { duration, jobTitle } from '../format.ts';
 import { Link } from '../router.tsx';
-import type { Job, Timeline, TimelineWord } from '../types.ts';
+import { PRESENTER_FILE, TIMELINE_FILE, type Job, type Timeline, type TimelineWord } from '../types.ts';
 import { DownloadButton } from './JobPage.tsx';
 
 const SEEK_SECONDS = 5;
@@ -48,15 +49,15 @@ export function Reader({ id }: { id: string }) {
       if (cancelled) return;
       setJob(j);
       const files = j.config_json.result?.files ?? [];
-      if (!files.includes('timeline.json')) throw new Error('This job has no read-along timeline (it is not finished, or its pipeline makes none).');
+      if (!files.includes(TIMELINE_FILE)) throw new Error('This job has no read-along timeline (it is not finished, or its pipeline makes none).');
       const audio = narrationFile(j);
       if (!audio) throw new Error('This job has no narration audio to read along with.');
       const [tl, a, p] = await Promise.all([
-        apiJson<Timeline>(api.jobFileUrl(id, 'timeline.json')),
-        blobOf(api.jobFileUrl(id, audio)),
-        files.includes('presenter.mp4') ? blobOf(api.jobFileUrl(id, 'presenter.mp4')) : Promise.resolve(null),
+        apiJson<Timeline>(api.jobFileUrl(id, TIMELINE_FILE)),
+        fileUrl(api.jobFileUrl(id, audio)),
+        files.includes(PRESENTER_FILE) ? fileUrl(api.jobFileUrl(id, PRESENTER_FILE)) : Promise.resolve(null),
       ]);
-      urls.push(a.url, ...(p ? [p.url] : []));
+      for (const f of [a, p]) if (f?.local) urls.push(f.url);
       if (cancelled) return;
       setTimeline(tl);
       setAudioUrl(a.url);

@@ -1,6 +1,9 @@
 // Sentences and chunks. A chunk is what one TTS request carries: whole sentences while
 // they fit under the backend's max_chunk_bytes (UTF-8), a long sentence split at a pause.
-import { utf8Bytes } from '../speech/words.ts';
+import { utf8Bytes } from './words.ts';
+
+/** Silence put between chunks when they are joined, so sentences don't run into each other. */
+export const CHUNK_GAP_SECONDS = 0.25;
 
 // Tokens ending in a period that do not end a sentence.
 const ABBREVIATIONS = new Set(

@@ -1,0 +1,222 @@
+// Long recordings aligned to their book (src/speech/align/long): time, peak memory and matched
+// share on an hour of real speech, and a messy audiobook against a whole novel.
+//  - the hour: every spoken prompt of Debian's asterisk-core-sounds-en-wav (25 min of a real
+//    voice with transcripts) and the LibriVox/jfk fixture clips, shuffled, repeated at speeds
+//    1.0/1.1/0.9 (resampled: a different pace and pitch each time) up to the length asked,
+//    cut into ten-minute 8 kHz MP3 chapters handed over in shuffled order. Baseline, in the same run:
+//    the plain dtw aligner on the same audio in the right order with its text (no locating).
+//  - the messy book: the test's messy chapters (preface, skipped sentence, music) plus three
+//    chapters of prompts with a spoken preface, skipped prompts, music and noise between them,
+//    against a document of their text and the whole of The War of the Worlds, which nobody reads.
+// Needs: apt-get install asterisk-core-sounds-en-wav asterisk-core-sounds-en (not the tests).
+// Run: node --import tsx bench/long-recording.bench.ts [minutes=60 | quick] [--aligner dtw]  (or BENCH_QUICK=1 npm run bench long-recording)
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { decodeAudio, ffmpegInput } from '../src/media/ffmpeg.ts';
+import { resample } from '../src/native/index.ts';
+import { alignRecording, type RecordingAlignment } from '../src/speech/align/long/recording.ts';
+import { createAligner } from '../src/speech/align/registry.ts';
+import { createLocalSpeech } from '../src/speech/local.ts';
+import { tokenizeWords } from '../src/speech/words.ts';
+import { ivrPrompts, largeMessyBook, librivoxClips, smallMessyBook, spotCheck, type BookPart } from '../test/helpers/messy-book.ts';
+
+const args = process.argv.slice(2);
+const quick = args.includes('quick') || process.env.BENCH_QUICK === '1';
+const alignerName = args[args.indexOf('--aligner') + 1] && args.includes('--aligner') ? args[args.indexOf('--aligner') + 1]! : 'dtw';
+const minutes = quick ? 3 : Number(args.find((a) => /^\d+(\.\d+)?$/.test(a)) ?? 60);
+const DIR = path.join(os.tmpdir(), `lectern-bench-long8k-${minutes}`);
+/** The prompts are 8 kHz recordings: the whole hour is made at 8 kHz so that its bandwidth is one (as in any real recording). */
+const RATE = 8000;
+
+interface Manifest {
+  files: string[];
+  trueOrder: number[];
+  words: string[];
+  refs: ({ file: number; start: number; end: number } | null)[];
+  seconds: number;
+}
+
+function rng(seed: number) {
+  return () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+}
+function shuffle<T>(xs: T[], rand: () => number): T[] {
+  const a = [...xs];
+  for (let i = a.length - 1; i > 0; i--) {
+    const j = Math.floor(rand() * (i + 1));
+    [a[i], a[j]] = [a[j]!, a[i]!];
+  }
+  return a;
+}
+
+async function writeMp3(samples: Float32Array, out: string) {
+  const enc = ffmpegInput(['-y', '-f', 'f32le', '-ar', String(RATE), '-ac', '1', '-i', 'pipe:0', '-c:a', 'libmp3lame', '-b:a', '32k', out]);
+  for (let i = 0; i < samples.length; i += RATE * 10) await enc.write(Buffer.from(samples.buffer, samples.byteOffset + i * 4, Math.min(RATE * 10, samples.length - i) * 4));
+  await enc.end();
+}
+
+/** Builds the hour (run in its own process so that its buffers do not count in the measured peak). */
+async function buildHour(): Promise<void> {
+  fs.mkdirSync(DIR, { recursive: true });
+  const units = [...librivoxClips(), ...(await ivrPrompts())];
+  const audio = new Map<string, Float32Array>();
+  for (const u of units) audio.set(u.file!, await decodeAudio(u.file!, RATE));
+  const rand = rng(7);
+  const speeds = [1, 1.1, 0.9, 1.05, 0.95];
+  const target = minutes * 60 * RATE;
+  const chapterLen = Math.min(10 * 60, (minutes * 60) / 3) * RATE;
+  const gap = new Float32Array(Math.round(0.5 * RATE));
+  const chapters: { parts: Float32Array[]; length: number; units: { unit: BookPart; at: number; speed: number }[] }[] = [{ parts: [], length: 0, units: [] }];
+  let total = 0;
+  for (let copy = 0; total < target; copy++) {
+    const speed = speeds[copy % speeds.length]!;
+    for (const u of shuffle(units, rand)) {
+      if (total >= target) break;
+      let ch = chapters.at(-1)!;
+      if (ch.length >= chapterLen) chapters.push((ch = { parts: [], length: 0, units: [] }));
+      const x = audio.get(u.file!)!;
+      const y = speed === 1 ? x : resample(x, Math.round(RATE * speed), RATE);
+      ch.units.push({ unit: u, at: ch.length / RATE, speed });
+      ch.parts.push(y, gap);
+      ch.length += y.length + gap.length;
+      total += y.length + gap.length;
+    }
+  }
+  const given = shuffle(chapters.map((_, i) => i), rand);
+  const files: string[] = new Array(chapters.length);
+  const trueOrder: number[] = [];
+  const words: string[] = [];
+  const refs: Manifest['refs'] = [];
+  for (let c = 0; c < chapters.length; c++) {
+    const ch = chapters[c]!;
+    const samples = new Float32Array(ch.length);
+    let off = 0;
+    for (const p of ch.parts) (samples.set(p, off), (off += p.length));
+    const g = given[c]!;
+    files[g] = path.join(DIR, `chapter-${String.fromCharCode(97 + g)}.mp3`);
+    trueOrder.push(g);
+    await writeMp3(samples, files[g]!);
+    for (const { unit, at, speed } of ch.units) {
+      tokenizeWords(unit.text!).forEach((t, i) => {
+        words.push(t.word);
+        const r = unit.refs?.[i];
+        refs.push(r ? { file: g, start: at + r.start / speed, end: at + r.end / speed } : null);
+      });
+    }
+  }
+  const manifest: Manifest = { files, trueOrder, words, refs, seconds: total / RATE };
+  fs.writeFileSync(path.join(DIR, 'manifest.json'), JSON.stringify(manifest));
+}
+
+if (args.includes('--build')) {
+  await buildHour();
+  process.exit(0);
+}
+if (!fs.existsSync(path.join(DIR, 'manifest.json'))) {
+  console.log(`building ${minutes} min of real speech in ${DIR} (once)...`);
+  const r = spawnSync(process.execPath, ['--import', 'tsx', import.meta.filename, ...args, '--build'], { stdio: 'inherit' });
+  if (r.status !== 0) process.exit(1);
+}
+const hour = JSON.parse(fs.readFileSync(path.join(DIR, 'manifest.json'), 'utf8')) as Manifest;
+
+function score(r: RecordingAlignment, refs: Manifest['refs'], spoken?: boolean[]) {
+  let err = 0, n = 0, within50 = 0;
+  r.words.forEach((w, i) => {
+    const ref = refs[i];
+    if (!w || !ref || w.file !== ref.file) return;
+    for (const e of [Math.abs(w.start - ref.start), Math.abs(w.end - ref.end)]) (err += e), n++, e <= 0.05 && within50++;
+  });
+  const out = { mae: n ? (1000 * err) / n : NaN, within50: n ? within50 / n : NaN, refWords: n / 2 } as Record<string, number>;
+  if (spoken) {
+    const total = spoken.filter(Boolean).length;
+    out.spokenMatched = r.words.filter((w, i) => w && spoken[i]).length / total;
+    out.unspokenTimed = r.words.filter((w, i) => w && !spoken[i]).length;
+    out.unspoken = spoken.length - total;
+  }
+  return out;
+}
+
+/** CPU seconds of this process and of its finished children (recognisers, ffmpeg, eSpeak helpers once closed): what a loaded machine does not inflate as it does wall time. */
+function cpuSeconds(): number {
+  const f = fs.readFileSync('/proc/self/stat', 'utf8').split(') ')[1]!.split(' ');
+  return (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / 100;
+}
+
+let aligner = await createAligner(alignerName, { modelsDir: 'models', device: 'cpu' });
+const cpu0 = cpuSeconds();
+const rssBefore = process.memoryUsage().rss;
+let t0 = performance.now();
+const phases = new Map<string, number>();
+let lastPhase = '', phaseStart = t0;
+const res = await alignRecording({
+  files: hour.files, words: hour.words, language: 'en-US', aligner,
+  onProgress: (p) => {
+    if (p.phase !== lastPhase) {
+      const now = performance.now();
+      if (lastPhase) phases.set(lastPhase, now - phaseStart);
+      (lastPhase = p.phase), (phaseStart = now);
+    }
+  },
+});
+phases.set(lastPhase, performance.now() - phaseStart);
+const longSecs = (performance.now() - t0) / 1000;
+const peak = process.resourceUsage().maxRSS / 1024;
+await aligner.close(); // its eSpeak helpers' CPU time counts once they have exited
+const longCpu = cpuSeconds() - cpu0;
+aligner = await createAligner(alignerName, { modelsDir: 'models', device: 'cpu' });
+const s = score(res, hour.refs);
+console.log(`${(hour.seconds / 60).toFixed(1)} min of real speech in ${hour.files.length} MP3 files (shuffled), ${hour.words.length} words, aligner ${alignerName}, ${os.availableParallelism()} cores, load ${os.loadavg()[0]!.toFixed(1)}:`);
+console.log(`  long-recording alignment: ${longSecs.toFixed(1)} s wall, ${longCpu.toFixed(1)} s CPU in all processes (goal <= 60 s wall for an hour on 2 cores), peak RSS ${peak.toFixed(0)} MiB (goal <= 1024; ${(rssBefore / 2 ** 20).toFixed(0)} MiB before; recogniser processes ~30 MiB each besides)`);
+console.log(`  phases: ${[...phases].map(([k, v]) => `${k} ${(v / 1000).toFixed(1)} s`).join(', ')}; decoded ${(100 * res.coverage.decodedShare).toFixed(0)}% of the audio to locate the text`);
+console.log(`  words matched ${(100 * res.coverage.textMatched).toFixed(1)}%, order ${JSON.stringify(res.order) === JSON.stringify(hour.trueOrder) ? 'right' : `WRONG ${JSON.stringify(res.order)} vs ${JSON.stringify(hour.trueOrder)}`}, heard words matched ${(100 * res.coverage.heardMatched).toFixed(1)}%`);
+console.log(`  boundaries of the ${s.refWords} words with references (LibriVox/jfk clips): MAE ${s.mae!.toFixed(1)} ms, ${(100 * s.within50!).toFixed(1)}% within 50 ms`);
+
+// baseline: the same aligner on the same audio, files in the right order, the text known to be complete
+t0 = performance.now();
+const cpu1 = cpuSeconds();
+const parts = [];
+for (const i of hour.trueOrder) parts.push(await decodeAudio(hour.files[i]!, RATE));
+const parts0 = parts.map((p) => p.length / RATE);
+const all = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
+let off = 0;
+for (const p of parts) (all.set(p, off), (off += p.length));
+parts.length = 0;
+const baseWords = await aligner.align(all, RATE, hour.words.join(' '), 'en-US');
+const baseSecs = (performance.now() - t0) / 1000;
+await aligner.close();
+const baseCpu = cpuSeconds() - cpu1;
+aligner = await createAligner(alignerName, { modelsDir: 'models', device: 'cpu' });
+const fileStart = new Map<number, number>();
+{
+  let at = 0;
+  hour.trueOrder.forEach((i, k) => (fileStart.set(i, at), (at += parts0[k]!)));
+}
+let baseErr = 0, baseN = 0;
+hour.refs.forEach((ref, i) => {
+  if (!ref || !res.words[i]) return; // the words the long-recording score counts
+  const w = baseWords[i]!, o = fileStart.get(ref.file)!;
+  baseErr += Math.abs(w.start - o - ref.start) + Math.abs(w.end - o - ref.end);
+  baseN += 2;
+});
+console.log(`  baseline, plain ${alignerName} on the same audio in order with its whole text (decode included): ${baseSecs.toFixed(1)} s wall, ${baseCpu.toFixed(1)} s CPU; long-recording / baseline = ${(longSecs / baseSecs).toFixed(2)}x wall, ${(longCpu / baseCpu).toFixed(2)}x CPU; its MAE on the same words ${((1000 * baseErr) / baseN).toFixed(1)} ms`);
+
+// the messy book against a whole novel
+const messyDir = path.join(os.tmpdir(), `lectern-bench-messy${quick ? '-quick' : ''}`);
+fs.mkdirSync(messyDir, { recursive: true });
+const book = quick ? await smallMessyBook(messyDir) : await largeMessyBook(messyDir);
+const { files, words, spoken, refs } = book;
+const skippedCount = book.skippedWords;
+t0 = performance.now();
+const messy = await alignRecording({ files, words, language: 'en-US', aligner });
+const messySecs = (performance.now() - t0) / 1000;
+const ms = score(messy, refs, spoken);
+console.log(`messy book: ${files.length} files (shuffled), ${(messy.coverage.audioSeconds / 60).toFixed(1)} min, ${words.length} words of which ${ms.unspoken} never spoken (${skippedCount} in skipped sentences), ${messySecs.toFixed(1)} s:`);
+console.log(`  spoken words matched ${(100 * ms.spokenMatched!).toFixed(1)}%, unspoken words given a time: ${ms.unspokenTimed}, audio matching no text ${(100 * messy.coverage.audioUnmatched).toFixed(1)}%`);
+console.log(`  boundaries of the ${ms.refWords} words with references: MAE ${ms.mae!.toFixed(1)} ms, ${(100 * ms.within50!).toFixed(1)}% within 50 ms`);
+const speech = await createLocalSpeech('espeak', { modelsDir: 'models', device: 'cpu' });
+const spot = await spotCheck(speech, words, messy.words, files, 20);
+const spotRef = await spotCheck(speech, words, refs, files, 20);
+await speech.close();
+console.log(`  spot check (clip vs eSpeak renderings of it and its neighbours): ${spot.own}/${spot.checked} closest to their own word, ${spot.shifted}/${spot.checked} when shifted by one word; the reference boundaries score ${spotRef.own}/${spotRef.checked}`);
+await aligner.close();

@@ -1,0 +1,151 @@
+// Uploads, independent of HTTP: a stream typed from its first bytes, stored under
+// `uploads/ID.EXT`, then its row. The object is written before the row, so a crash in between
+// leaves an object without a row, which the storage sweep removes; never a row without bytes.
+import { createHash, randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import type { Caller } from '../core/caller.ts';
+import { badRequest, conflict, notFound, tooLarge, unsupportedType } from '../core/errors.ts';
+import type { Logger } from '../log.ts';
+import { sniff, SNIFF_BYTES } from '../media/sniff.ts';
+import { isId, uploadKey, type DownloadMeta, type Storage } from '../storage.ts';
+import type { JobStore, UploadRecord } from './types.ts';
+
+export const ACCEPTED_UPLOADS = 'PDF, EPUB, Markdown or plain text documents; WAV, MP3, M4A, FLAC or OGG audio; MP4, MOV or WebM video';
+
+/** Thrown by an upload's source stream when it passes the size limit (@fastify/multipart's code). */
+const TOO_LARGE_CODE = 'FST_REQ_FILE_TOO_LARGE';
+
+export class UploadService {
+  constructor(
+    private readonly jobs: JobStore,
+    private readonly storage: Storage,
+    private readonly log: Logger,
+    private readonly maxUploadBytes: number,
+  ) {}
+
+  /**
+   * Stores an upload streamed from `source`. The type is decided from the first bytes before
+   * anything is written; a refused, oversized or broken upload leaves no object and no row.
+   * `owner`: the uploading token's name (null with authentication off).
+   */
+  async create(source: Readable, originalName: string, owner: string | null, signal?: AbortSignal): Promise<UploadRecord> {
+    const name = cleanName(originalName);
+    const it = source[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+    const head: Buffer[] = [];
+    let headLen = 0;
+    let ended = false;
+    try {
+      while (headLen < SNIFF_BYTES) {
+        const r = await it.next();
+        if (r.done) {
+          ended = true;
+          break;
+        }
+        head.push(r.value);
+        headLen += r.value.length;
+      }
+    } catch (err) {
+      throw this.sourceError(err);
+    }
+    const first = Buffer.concat(head);
+    if (first.length === 0) throw badRequest('the uploaded file is empty');
+    const type = sniff(first.subarray(0, SNIFF_BYTES), name);
+    if (!type) {
+      // Read (and drop) the rest, so the client gets the answer rather than a reset connection.
+      if (!ended) await drain(it);
+      throw unsupportedType(`unsupported file type for "${name}"; accepted: ${ACCEPTED_UPLOADS}`);
+    }
+
+    const id = randomUUID();
+    const key = uploadKey(id, type.ext);
+    const hash = createHash('sha256');
+    const body = Readable.from(
+      (async function* () {
+        hash.update(first);
+        yield first;
+        if (ended) return;
+        for (;;) {
+          const r = await it.next();
+          if (r.done) return;
+          hash.update(r.value);
+          yield r.value;
+        }
+      })(),
+      { objectMode: false },
+    );
+    let size: number;
+    try {
+      ({ size } = await this.storage.put(key, body, { contentType: type.contentType, signal }));
+    } catch (err) {
+      throw this.sourceError(err);
+    }
+    try {
+      const record = await this.jobs.createUpload({
+        id,
+        original_name: name,
+        size_bytes: size,
+        content_type: type.contentType,
+        kind: type.kind,
+        path: key,
+        sha256: hash.digest('hex'),
+        owner,
+        created_at: new Date().toISOString(),
+      });
+      this.log.info({ upload_id: id, kind: type.kind, size }, 'upload stored');
+      return record;
+    } catch (err) {
+      await this.storage.delete(key).catch(() => undefined); // else the sweep removes it
+      throw err;
+    }
+  }
+
+  private sourceError(err: unknown): unknown {
+    if ((err as { code?: string }).code === TOO_LARGE_CODE) return tooLarge(`upload is larger than the limit of ${this.maxUploadBytes} bytes`);
+    return err;
+  }
+
+  /** The upload if the caller may see it; another token's answers the same 404, from the same query, as a missing one. */
+  async get(id: string, caller: Caller): Promise<UploadRecord> {
+    const u = isId(id) ? await this.jobs.getUpload(id, caller) : null;
+    if (!u) throw uploadNotFound(id);
+    return u;
+  }
+
+  /**
+   * Deletes the row, then the object; 409 while any job (anyone's) refers to the upload. The
+   * check and the delete are one transaction in the store, so a job being created with this
+   * upload either counts here or finds it gone.
+   */
+  async delete(id: string, caller: Caller): Promise<void> {
+    const r = isId(id) ? await this.jobs.deleteUpload(id, caller) : ({ outcome: 'missing' } as const);
+    if (r.outcome === 'missing') throw uploadNotFound(id);
+    if (r.outcome === 'in-use') throw conflict(`upload ${id} is used by ${r.jobs} job${r.jobs > 1 ? 's' : ''}; delete ${r.jobs > 1 ? 'them' : 'it'} first`);
+    await this.storage.delete(r.upload.path);
+  }
+
+  /** The stored bytes: always an attachment, typed from the bytes, named after the original with the detected extension. */
+  async file(id: string, caller: Caller): Promise<{ key: string; meta: DownloadMeta }> {
+    const u = await this.get(id, caller);
+    const ext = path.extname(u.path);
+    const stem = path.parse(u.original_name).name.replace(/[^\p{L}\p{N}._ -]+/gu, '_').slice(0, 120) || 'upload';
+    return { key: u.path, meta: { filename: `${stem}${ext}`, contentType: u.content_type, inline: false } };
+  }
+}
+
+const uploadNotFound = (id: string) => notFound(`upload ${id} not found`);
+
+async function drain(it: AsyncIterator<Buffer>): Promise<void> {
+  try {
+    for (let r = await it.next(); !r.done; r = await it.next());
+  } catch {
+    // the refusal is the answer either way
+  }
+}
+
+function cleanName(name: string | undefined): string {
+  const base = path.basename((name ?? '').replace(/\\/g, '/'));
+  // eslint-disable-next-line no-control-regex
+  const clean = base.replace(/[\u0000-\u001f\u007f]/g, '').trim().slice(0, 255);
+  return clean || 'upload';
+}

@@ -1,0 +1,114 @@
+// The PocketSphinx acoustic models the hmm aligner can use, found where they are
+// installed: Debian's pocketsphinx-en-us (16 kHz, scripts/setup.sh installs it) and the
+// 8 kHz en-us and fr-fr models inside the soundswallower npm package. Nothing is
+// downloaded; a language with no model here is aligned by dtw instead (the auto aligner).
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import type { PhoneSet } from './phones.ts';
+
+export interface AcousticModel {
+  /** Short name, e.g. en-us-16k. */
+  name: string;
+  /** Primary language subtag it covers (en, fr). */
+  language: string;
+  dir: string;
+  dict: string;
+  noiseDict: string;
+  /** Front-end parameters (soundswallower reads them as JSON). */
+  featParams: Record<string, string | number | boolean>;
+  phoneSet: PhoneSet;
+  /** Highest audio frequency the model's features use: 16 kHz models need wide-band audio. */
+  upperHz: number;
+  licence: string;
+}
+
+export const DEBIAN_EN_US_DIR = '/usr/share/pocketsphinx/model/en-us';
+
+function soundswallowerModels(): string | null {
+  try {
+    return path.join(path.dirname(createRequire(import.meta.url).resolve('soundswallower')), 'model');
+  } catch {
+    return null;
+  }
+}
+
+/** Debian's feat.params (`-key value` lines) as soundswallower's JSON settings. */
+export function parseFeatParams(text: string): Record<string, string | number | boolean> {
+  const out: Record<string, string | number | boolean> = {};
+  for (const line of text.split('\n')) {
+    const m = /^-(\S+)\s+(\S+)/.exec(line.trim());
+    if (!m) continue;
+    const [, key, raw] = m as unknown as [string, string, string];
+    // settings of the old PocketSphinx front end that soundswallower does not have
+    if (key === 'agc' || key === 'model' || key === 'cmninit') continue;
+    out[key] = raw === 'yes' ? true : raw === 'no' ? false : /^-?\d+(\.\d+)?$/.test(raw) ? Number(raw) : raw;
+  }
+  return out;
+}
+
+function bundled(base: string, lang: 'en-us' | 'fr-fr'): AcousticModel | null {
+  const dir = path.join(base, lang);
+  if (!existsSync(path.join(dir, 'mdef'))) return null;
+  const featParams = JSON.parse(readFileSync(path.join(dir, 'feat_params.json'), 'utf8')) as Record<string, string | number | boolean>;
+  return {
+    name: `${lang}-8k`,
+    language: lang.slice(0, 2),
+    dir,
+    dict: path.join(dir, 'dict.txt'),
+    noiseDict: path.join(dir, 'noisedict.txt'),
+    featParams,
+    phoneSet: lang === 'en-us' ? 'arpabet' : 'fr-fr',
+    upperHz: Number(featParams.upperf ?? 3700),
+    licence: lang === 'en-us' ? 'BSD-2-Clause (CMU Sphinx, Alpha Cephei); bundled in soundswallower (MIT)' : 'BSD-style (Université du Maine, LIUM); bundled in soundswallower (MIT)',
+  };
+}
+
+function debianEnUs(): AcousticModel | null {
+  const dir = path.join(DEBIAN_EN_US_DIR, 'en-us');
+  const dict = path.join(DEBIAN_EN_US_DIR, 'cmudict-en-us.dict');
+  if (!existsSync(path.join(dir, 'mdef')) || !existsSync(dict)) return null;
+  const featParams = parseFeatParams(readFileSync(path.join(dir, 'feat.params'), 'utf8'));
+  return {
+    name: 'en-us-16k',
+    language: 'en',
+    dir,
+    dict,
+    noiseDict: path.join(dir, 'noisedict'),
+    featParams,
+    phoneSet: 'arpabet',
+    upperHz: Number(featParams.upperf ?? 6800),
+    licence: 'BSD-2-Clause (CMU Sphinx); Debian package pocketsphinx-en-us',
+  };
+}
+
+let cached: AcousticModel[] | null = null;
+
+/** Installed models, the preferred one for a language first. */
+export function installedAcousticModels(): AcousticModel[] {
+  if (cached) return cached;
+  const base = soundswallowerModels();
+  const list = [debianEnUs(), base ? bundled(base, 'en-us') : null, base ? bundled(base, 'fr-fr') : null];
+  cached = list.filter((m): m is AcousticModel => m !== null);
+  return cached;
+}
+
+/** Primary language subtags some installed model covers. */
+export function hmmLanguages(): string[] {
+  return [...new Set(installedAcousticModels().map((m) => m.language))];
+}
+
+export function primaryLanguage(language: string): string {
+  return language.trim().toLowerCase().replace(/_/g, '-').split('-')[0] ?? '';
+}
+
+/**
+ * The model for a language and input band: the first installed one for the language,
+ * except that audio without energy up to a wide-band model's top band (telephone, 8 kHz)
+ * goes to a narrow-band model of the same language when there is one.
+ */
+export function modelFor(language: string, sampleRate: number): AcousticModel | null {
+  const lang = primaryLanguage(language);
+  const models = installedAcousticModels().filter((m) => m.language === lang);
+  return models.find((m) => m.upperHz <= sampleRate / 2) ?? models[0] ?? null;
+}

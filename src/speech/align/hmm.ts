@@ -1,0 +1,311 @@
+// The `hmm` aligner: forced alignment with a real acoustic model (PocketSphinx HMMs run
+// by soundswallower, PocketSphinx compiled to WebAssembly, in this process), against a
+// grammar that admits exactly the source text with optional pauses between words; then
+// the word edges are refined in the signal (see refine.ts). Words the pronouncing
+// dictionary lacks are pronounced by eSpeak NG and mapped to the model's phones.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import * as nativeAddon from '../../native/index.ts';
+import * as reference from '../../native/reference.ts';
+import { EspeakProcess, buildVoiceTable, voiceForLanguage, type VoiceTable } from '../tts/espeak.ts';
+import { MissingModelError, SpeechInputError, type Aligner, type WordTiming } from '../types.ts';
+import { tokenizeWords } from '../words.ts';
+import { hmmLanguages, modelFor, type AcousticModel } from './acoustic-models.ts';
+import { ipaToPhones } from './phones.ts';
+import { refineBoundaries, type Segment } from './refine.ts';
+
+const RATE = 16000;
+const HOP_S = 0.01;
+
+/** The part of soundswallower's API this module uses. */
+interface SsDecoder {
+  initialize(): Promise<unknown>;
+  set_config(key: string, val: string | number | boolean): boolean;
+  start(): void;
+  stop(): void;
+  process_audio(pcm: Float32Array, noSearch?: boolean, fullUtt?: boolean): number;
+  get_alignment(opts: { align_level: number }): { w?: AlignedSegment[] };
+  lookup_word(word: string): string | null;
+  add_words(...words: [string, string][]): void;
+  set_align_text(text: string): void;
+  delete(): void;
+}
+interface AlignedSegment {
+  t: string;
+  b: number;
+  d: number;
+  w?: AlignedSegment[];
+}
+interface SsModule {
+  Decoder: new (config: Record<string, unknown>) => SsDecoder;
+}
+
+export interface HmmAlignerOptions {
+  /** Use the TypeScript reference of the native functions (when the addon is missing). */
+  useReference?: boolean;
+  /** Skip the boundary refinement: the plain forced alignment (for the bench's comparison). */
+  raw?: boolean;
+  /** Frames per second of the decoder (the model was trained at 100). */
+  frate?: number;
+  /** Decode the audio started this many ms later too, and average the boundaries (quantisation). */
+  offsetsMs?: number[];
+}
+
+/** One decode's word and pause segments, in seconds of the input. */
+export interface DecodedUtterance {
+  segments: Segment[];
+}
+
+/** Pruning beams: wide, because a forced alignment that loses its path returns nothing. */
+const BEAMS = [
+  { beam: 1e-48, wbeam: 7e-29, pbeam: 1e-48 },
+  { beam: 1e-100, wbeam: 1e-80, pbeam: 1e-100 },
+];
+
+/** soundswallower's Emscripten glue re-throws from its own uncaughtException listener; keep Node's own handling. */
+async function loadModule(): Promise<SsModule> {
+  const before = new Set(process.listeners('uncaughtException'));
+  const log: string[] = [];
+  try {
+    const createModule = (await import('soundswallower')).default as unknown as (m: object) => Promise<SsModule>;
+    return await createModule({ print: () => {}, printErr: (s: string) => log.push(s) });
+  } catch (err) {
+    throw new MissingModelError(`the hmm aligner cannot load soundswallower (npm package): ${(err as Error).message}`);
+  } finally {
+    for (const l of process.listeners('uncaughtException')) if (!before.has(l)) process.removeListener('uncaughtException', l);
+  }
+}
+
+interface LoadedModel {
+  model: AcousticModel;
+  decoder: SsDecoder;
+  /** normalised token → dictionary word (null: the token is not spoken) */
+  prons: Map<string, string | null>;
+  oovCount: number;
+}
+
+/** Strips quotes, brackets and clause punctuation around a token; keeps inner apostrophes, hyphens and dots. */
+export function normaliseToken(word: string): string {
+  return word
+    .toLowerCase()
+    .replace(/[’‘`´]/g, "'")
+    .replace(/^[^\p{L}\p{N}']+|[^\p{L}\p{N}]+$/gu, '')
+    .replace(/^'+(?=[^\p{L}\p{N}]*$)/u, '');
+}
+
+export type HmmAligner = Aligner & { close(): Promise<void>; languages(): string[]; decodeAll(samples: Float32Array, sampleRate: number, text: string, language: string): Promise<Decoded> };
+
+export async function createHmmAligner(opts: HmmAlignerOptions = {}): Promise<HmmAligner> {
+  const native = opts.useReference ? reference : nativeAddon;
+  if (!opts.useReference) nativeAddon.loadNative();
+  const languages = hmmLanguages();
+  if (!languages.length) throw new MissingModelError('the hmm aligner found no acoustic model (install Debian pocketsphinx-en-us, or the soundswallower npm package)');
+  const ss = await loadModule();
+  const loaded = new Map<string, Promise<LoadedModel>>();
+  let espeak: { proc: EspeakProcess; table: Promise<VoiceTable> } | null = null;
+
+  async function load(model: AcousticModel): Promise<LoadedModel> {
+    // soundswallower reads its front-end settings from a JSON file
+    const tmp = mkdtempSync(path.join(tmpdir(), 'lectern-hmm-'));
+    try {
+      const featparams = path.join(tmp, 'feat_params.json');
+      writeFileSync(featparams, JSON.stringify(model.featParams));
+      const decoder = new ss.Decoder({
+        hmm: model.dir,
+        featparams,
+        mdef: path.join(model.dir, 'mdef'),
+        tmat: path.join(model.dir, 'transition_matrices'),
+        mean: path.join(model.dir, 'means'),
+        var: path.join(model.dir, 'variances'),
+        sendump: path.join(model.dir, 'sendump'),
+        dict: model.dict,
+        fdict: model.noiseDict,
+        samprate: RATE,
+        ...(opts.frate ? { frate: opts.frate } : {}),
+        loglevel: 'FATAL',
+        ...BEAMS[0],
+      });
+      await decoder.initialize();
+      return { model, decoder, prons: new Map(), oovCount: 0 };
+    } catch (err) {
+      throw new MissingModelError(`the hmm aligner could not load the acoustic model ${model.name} from ${model.dir}: ${(err as Error).message}`);
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  }
+
+  function modelLoaded(model: AcousticModel): Promise<LoadedModel> {
+    let p = loaded.get(model.name);
+    if (!p) {
+      p = load(model);
+      loaded.set(model.name, p);
+      p.catch(() => loaded.delete(model.name));
+    }
+    return p;
+  }
+
+  async function espeakPhones(text: string, language: string, m: LoadedModel): Promise<string[]> {
+    if (!espeak) {
+      const proc = new EspeakProcess();
+      espeak = { proc, table: proc.voices().then(buildVoiceTable) };
+    }
+    const table = await espeak.table;
+    let voice: string;
+    try {
+      voice = voiceForLanguage(table, language);
+    } catch {
+      voice = voiceForLanguage(table, m.model.language);
+    }
+    const clauses = await espeak.proc.phonemizeClauses(voice, text);
+    return ipaToPhones(clauses.map((c) => c.ipa).join(' '), m.model.phoneSet);
+  }
+
+  /** The dictionary word for a token: the dictionary's own, its parts joined, or eSpeak's pronunciation added as a new word. */
+  async function pronounce(token: string, language: string, m: LoadedModel): Promise<string | null> {
+    const norm = normaliseToken(token);
+    const seen = m.prons.get(norm);
+    if (seen !== undefined) return seen;
+    const d = m.decoder;
+    let word: string | null = null;
+    if (norm && d.lookup_word(norm) !== null) word = norm;
+    if (!word && norm) {
+      // hyphenated or elided compounds (ill-disposed, l'homme) whose parts are all known
+      const parts = norm.split(/(?<=')|[-–]/u).filter(Boolean);
+      const phones = parts.length > 1 ? parts.map((p) => d.lookup_word(p)) : [];
+      if (phones.length && phones.every((p) => p !== null)) word = addWord(m, phones.join(' '));
+    }
+    if (!word) {
+      // names, numbers, symbols, coined words: eSpeak's reading, in the model's phones
+      const text = token.replace(/^[\s"'“”‘’«»()[\]{},;:]+|[\s"'“”‘’«»()[\]{},;:!?]+$/gu, '');
+      const phones = text ? await espeakPhones(text, language, m) : [];
+      word = phones.length ? addWord(m, phones.join(' ')) : null;
+    }
+    m.prons.set(norm, word);
+    return word;
+  }
+
+  function addWord(m: LoadedModel, phones: string): string {
+    const word = `lectern_oov_${++m.oovCount}`;
+    m.decoder.add_words([word, phones]);
+    return word;
+  }
+
+  /** One forced alignment: the model's segments (words, pauses, fillers) with their phones. */
+  function decode(m: LoadedModel, audio: Float32Array, words: string[]): AlignedSegment[] | null {
+    const d = m.decoder;
+    for (const beams of BEAMS) {
+      for (const [k, v] of Object.entries(beams)) d.set_config(k, v);
+      d.set_align_text(words.join(' '));
+      d.start();
+      d.process_audio(audio, false, true);
+      d.stop();
+      let segs: AlignedSegment[];
+      try {
+        // word level: the phone level re-aligns the utterance (as long again as the decode) and gives the same word edges
+        segs = d.get_alignment({ align_level: 0 }).w ?? [];
+      } catch {
+        segs = []; // no path through the grammar: soundswallower returns no JSON
+      }
+      const spoken = segs.filter((s) => !isFiller(s.t));
+      if (spoken.length === words.length) return segs;
+    }
+    return null;
+  }
+
+  /** The text's tokens, their dictionary words, and the model's segments for each decode (one per offset). */
+  async function decodeAll(samples: Float32Array, sampleRate: number, text: string, language: string): Promise<Decoded> {
+    const tokens = tokenizeWords(text);
+    if (tokens.length && samples.length === 0) throw new SpeechInputError('cannot align text to empty audio');
+    const model = modelFor(language, sampleRate);
+    if (!model) {
+      throw new SpeechInputError(`the hmm aligner has no acoustic model for language "${language}" (it has: ${languages.join(', ')}); use the dtw or auto aligner`);
+    }
+    const m = await modelLoaded(model);
+    const audio = sampleRate === RATE ? samples : native.resample(samples, sampleRate, RATE);
+    const dictWords: (string | null)[] = [];
+    for (const t of tokens) dictWords.push(await pronounce(t.word, language, m));
+    const spoken = dictWords.filter((w): w is string => w !== null);
+    const decodes: DecodedUtterance[] = [];
+    if (spoken.length) {
+      for (const ms of opts.offsetsMs ?? [0]) {
+        const skip = Math.round((ms / 1000) * RATE);
+        const segs = decode(m, skip ? audio.subarray(skip) : audio, spoken);
+        if (!segs) throw new SpeechInputError(`the hmm aligner found no alignment of the text to the audio (is this audio of this text, in ${language}?)`);
+        const at = skip / RATE;
+        decodes.push({
+          segments: segs.map((s) => ({
+            kind: isFiller(s.t) ? 'pause' : 'word',
+            start: at + s.b,
+            end: at + s.b + s.d,
+          })),
+        });
+      }
+    }
+    return { tokens: tokens.map((t) => t.word), dictWords, audio, decodes };
+  }
+
+  return {
+    name: 'hmm',
+    languages: () => languages,
+    decodeAll,
+    async align(samples: Float32Array, sampleRate: number, text: string, language: string): Promise<WordTiming[]> {
+      const d = await decodeAll(samples, sampleRate, text, language);
+      if (!d.tokens.length) return [];
+      if (!d.decodes.length) return d.tokens.map((word) => ({ word, start: 0, end: 0 }));
+      const energy = native.frameEnergy(d.audio, RATE, { frameMs: 25, hopMs: 10 });
+      const spans = opts.raw ? rawSpans(d.decodes) : refineBoundaries(d.decodes, energy, HOP_S);
+      return wordTimings(d, spans);
+    },
+    async close() {
+      for (const p of loaded.values()) (await p.catch(() => null))?.decoder.delete();
+      loaded.clear();
+      await espeak?.proc.close();
+    },
+  };
+}
+
+export interface Decoded {
+  /** The text's tokens and the dictionary word each is aligned as (null: not spoken). */
+  tokens: string[];
+  dictWords: (string | null)[];
+  /** The audio at 16 kHz. */
+  audio: Float32Array;
+  decodes: DecodedUtterance[];
+}
+
+/** The model's word edges as they are, averaged over the decodes. */
+export function rawSpans(decodes: DecodedUtterance[]): [number, number][] {
+  const words = decodes.map((d) => d.segments.filter((s) => s.kind === 'word'));
+  return words[0]!.map((_, i) => {
+    let s = 0;
+    let e = 0;
+    for (const w of words) (s += w[i]!.start), (e += w[i]!.end);
+    return [s / words.length, e / words.length];
+  });
+}
+
+/** Spans of the spoken words → a timing for every token (unspoken ones zero-length where the word before ended), in order and inside the audio. */
+export function wordTimings(d: Decoded, spans: [number, number][]): WordTiming[] {
+  const duration = d.audio.length / RATE;
+  const out: WordTiming[] = [];
+  let k = 0;
+  let prevEnd = 0;
+  d.tokens.forEach((word, i) => {
+    if (d.dictWords[i] === null) {
+      // read as nothing (a lone dash): zero length where the word before ended, as the espeak backend does
+      out.push({ word, start: prevEnd, end: prevEnd });
+      return;
+    }
+    const [s, e] = spans[k++]!;
+    const start = Math.min(Math.max(s, prevEnd), duration);
+    const end = Math.min(Math.max(e, start), duration);
+    out.push({ word, start, end });
+    prevEnd = end;
+  });
+  return out;
+}
+
+function isFiller(t: string): boolean {
+  return t === '<sil>' || t === '<s>' || t === '</s>' || t.startsWith('[') || t.startsWith('+') || t.startsWith('++');
+}

@@ -1,0 +1,557 @@
+// Aligns a long recording people bring (an audiobook, a lecture, their own reading; one or many
+// files, any order) to the words of its book. Three steps:
+//  1. locate: PocketSphinx decodes windows of the audio with a language model made from the
+//     book (recognize.ts); heard trigrams chained monotonically per file give anchors
+//     (anchors.ts). At first only a quarter of a long recording is decoded; every gap between
+//     anchors whose duration does not fit the narrator's pace, and every stretch before, after
+//     or between matched runs, is decoded in full on the next pass, so a skip, a repeat, a
+//     preface, credits or music are found where they are.
+//  2. regions: runs of anchors in step with the pace are the matched regions; the book words
+//     in no region were not spoken (skipped: no time), the audio in none matched no text.
+//  3. time: each region, cut into segments of at most a few minutes at anchors, goes to the
+//     per-segment aligner (a parameter: `dtw`, `hmm`, … from the aligner registry), which
+//     times every word of the segment's text against the segment's audio.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { LecternError } from '../../../core/errors.ts';
+import { resample } from '../../../native/index.ts';
+import { pocketsphinxSupports } from '../../asr/pocketsphinx.ts';
+import { SpeechInputError, type Aligner } from '../../types.ts';
+import { decodeRecordingFile, RATE, readSamples, type DecodedFile, type RecordingChapter } from './audio.ts';
+import { buildTextIndex, chainAnchors, DEFAULT_PACE, measurePace, splitRuns, type Anchor, type HeardIn, type Pace } from './anchors.ts';
+import { spokenWords } from './book-lm.ts';
+import { createBookRecognizer, type AudioWindow } from './recognize.ts';
+
+export { probeRecordingFile, RecordingInputError } from './audio.ts';
+
+/** Seconds of audio per recognition window. */
+const WINDOW = 10;
+/** First-pass stride of a long recording: a quarter of it decoded. */
+const SPARSE_STRIDE = 40;
+/** Recordings up to this long are decoded in full at once (cheaper than refining). */
+const DENSE_UP_TO = 15 * 60;
+/** Uncovered stretches shorter than this are not worth a window of their own. */
+const MIN_WINDOW = 1.5;
+/** Heard (or book) words between two anchors in continuously decoded audio that still count as one region (misrecognitions). */
+const MAX_GAP_WORDS = 8;
+/** A run needs this many anchor words to be a matched region rather than chance... */
+const MIN_ANCHORS = 5;
+/** ...or this many, right after or before a long run whose text it continues. */
+const MIN_SHORT_RUN = 3;
+/** A gap between heard words this long is the reader's pause: a region's edge grows no further. */
+const EDGE_PAUSE = 0.4;
+/** Seconds of pause between two heard words of one region, beyond what the text's words take. */
+const MAX_PAUSE = 3;
+/** Segments handed to the per-segment aligner are cut at anchors once they pass this length. */
+const SEGMENT_SECONDS = 300;
+/** Audio kept around a region's first and last heard word for the aligner. */
+const PAD = 0.35;
+const MAX_PASSES = 4;
+/**
+ * Failure rules, from measurements (README "Bring your own narration"). Of the words the
+ * recogniser hears, the share inside matched regions was 0.45 for the small messy book of the
+ * tests (a third of its audio is a preface and music) and 0.000 for the same audio against
+ * another text; a real audiobook with a spoken preface is near 0.9. Words heard per minute of
+ * decoded audio: 150–190 on read speech, 0–92 on ten music tracks, 2 on pink noise.
+ */
+export const THRESHOLDS = {
+  /** Below this share of heard words matched, the recording is not of this text. */
+  minHeardMatched: 0.15,
+  /** ...and with fewer heard words than this per minute it is not speech at all (music, noise, silence). */
+  minSpeechWordsPerMinute: 110,
+};
+
+export interface TimedWord {
+  /** Input file (index into the `files` option). */
+  file: number;
+  /** Seconds within that file. */
+  start: number;
+  end: number;
+  /** Seconds on one timeline of the files played in the detected order. */
+  globalStart: number;
+  globalEnd: number;
+}
+
+export interface RecordingRegion {
+  file: number;
+  /** Seconds within the file. */
+  start: number;
+  end: number;
+  /** Book words [firstWord, lastWord] (indices into `words`). */
+  firstWord: number;
+  lastWord: number;
+}
+
+export interface RecordingFileReport {
+  index: number;
+  path: string;
+  duration: number;
+  chapters: RecordingChapter[];
+  /** Where the detected reading order puts it (0-based), and its start on the global timeline. */
+  position: number;
+  offset: number;
+  /** Book words it covers, null when none matched. */
+  firstWord: number | null;
+  lastWord: number | null;
+  matchedSeconds: number;
+}
+
+export interface RecordingCoverage {
+  wordsTotal: number;
+  wordsTimed: number;
+  /** wordsTimed / wordsTotal. */
+  textMatched: number;
+  audioSeconds: number;
+  /** Seconds of audio inside matched regions. */
+  audioMatchedSeconds: number;
+  /** Share of the audio that matched no text (prefaces, credits, music, pauses between chapters). */
+  audioUnmatched: number;
+  /** Share of the recogniser's heard words that fall in matched regions (the failure rule). */
+  heardMatched: number;
+  /** Words the recogniser heard per minute of the audio it decoded (read speech: 120–180). */
+  heardPerMinute: number;
+  /** Share of the audio the recogniser decoded to locate the text. */
+  decodedShare: number;
+}
+
+export interface RecordingAlignment {
+  /** One entry per book word: its time, or null when it was not found in the audio (skipped: no time). */
+  words: (TimedWord | null)[];
+  /** Input files in the detected reading order. */
+  order: number[];
+  files: RecordingFileReport[];
+  regions: RecordingRegion[];
+  coverage: RecordingCoverage;
+}
+
+export interface RecordingProgress {
+  phase: 'decode' | 'locate' | 'align';
+  done: number;
+  total: number;
+}
+
+export interface AlignRecordingOptions {
+  /** Audio files in upload order (anything ffmpeg decodes: MP3, M4A/M4B, WAV, FLAC, OGG, …). */
+  files: string[];
+  /** The book's words in reading order, exactly the source tokens (e.g. sourceWords(doc).map((w) => w.word.text)). */
+  words: string[];
+  language: string;
+  /** Times the words inside each matched segment (from createAligner). */
+  aligner: Aligner;
+  onProgress?: (p: RecordingProgress) => void;
+  /** Checked between steps: resolve true to stop (→ RecordingAlignmentStopped). */
+  shouldStop?: () => Promise<boolean>;
+  /** Aborting kills running decoders and stops at once. */
+  signal?: AbortSignal;
+  /** Scratch folder for the decoded audio (default: a new one in the system temp dir, removed after). */
+  workDir?: string;
+  /** Recogniser processes in parallel (default: cores). */
+  processes?: number;
+}
+
+/** The recording cannot be aligned to this text; `reason` says why, the message says it for people. */
+export class RecordingMismatchError extends SpeechInputError {
+  override name = 'RecordingMismatchError';
+  constructor(
+    message: string,
+    readonly reason: 'not-speech' | 'other-text',
+    readonly coverage: Pick<RecordingCoverage, 'heardMatched' | 'textMatched'>,
+  ) {
+    super(message);
+  }
+}
+
+export class RecordingAlignmentStopped extends LecternError {
+  override name = 'RecordingAlignmentStopped';
+  constructor() {
+    super('CANCELLED', 'alignment stopped on request');
+  }
+}
+
+interface FileState {
+  decoded: DecodedFile;
+  /** Decoded [start, end) windows, sorted. */
+  covered: [number, number][];
+  heard: HeardIn[];
+  runs: Anchor[][];
+}
+
+/** The book's words as recogniser keys: each key knows its token. */
+function bookKeys(words: string[]): { keys: string[]; keyToken: Int32Array; sentences: string[][] } {
+  const keys: string[] = [];
+  const owner: number[] = [];
+  const sentences: string[][] = [];
+  let cur: string[] = [];
+  words.forEach((w, t) => {
+    for (const k of spokenWords(w)) (keys.push(k), owner.push(t), cur.push(k));
+    if (/[.!?;:…]["'”’)\]]*$/u.test(w) && cur.length) (sentences.push(cur), (cur = []));
+  });
+  if (cur.length) sentences.push(cur);
+  return { keys, keyToken: Int32Array.from(owner), sentences };
+}
+
+/** Sub-intervals of [a, b) not yet decoded, cut into windows. */
+function uncovered(covered: [number, number][], a: number, b: number): [number, number][] {
+  const out: [number, number][] = [];
+  let x = a;
+  for (const [s, e] of covered) {
+    if (e <= x) continue;
+    if (s >= b) break;
+    if (s > x) out.push([x, Math.min(s, b)]);
+    x = Math.max(x, e);
+  }
+  if (x < b) out.push([x, b]);
+  const windows: [number, number][] = [];
+  for (const [s, e] of out) {
+    if (e - s < MIN_WINDOW) continue;
+    const n = Math.ceil((e - s) / WINDOW);
+    for (let k = 0; k < n; k++) windows.push([s + ((e - s) * k) / n, s + ((e - s) * (k + 1)) / n]);
+  }
+  return windows;
+}
+
+
+export async function alignRecording(opts: AlignRecordingOptions): Promise<RecordingAlignment> {
+  if (!opts.files.length) throw new SpeechInputError('no audio files to align');
+  if (!opts.words.length) throw new SpeechInputError('the document has no words to align');
+  if (!pocketsphinxSupports(opts.language)) {
+    throw new SpeechInputError(`long recordings are located in the text by an English recogniser for now; no recogniser for language "${opts.language}"`);
+  }
+  const ownDir = !opts.workDir;
+  const workDir = opts.workDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'lectern-recording-'));
+  const stop = async () => {
+    if (opts.signal?.aborted || (await opts.shouldStop?.())) throw new RecordingAlignmentStopped();
+  };
+  try {
+    // 1. decode every file once, two at a time (ffmpeg is single-threaded for audio)
+    const decodedFiles: DecodedFile[] = new Array(opts.files.length);
+    let nextFile = 0, filesDone = 0;
+    opts.onProgress?.({ phase: 'decode', done: 0, total: opts.files.length });
+    await Promise.all(
+      Array.from({ length: Math.min(2, opts.files.length) }, async () => {
+        for (let i = nextFile++; i < opts.files.length; i = nextFile++) {
+          await stop();
+          decodedFiles[i] = await decodeRecordingFile(opts.files[i]!, i, workDir, opts.signal);
+          opts.onProgress?.({ phase: 'decode', done: ++filesDone, total: opts.files.length });
+        }
+      }),
+    );
+    const files: FileState[] = decodedFiles.map((decoded) => ({ decoded, covered: [], heard: [], runs: [] }));
+    const totalSeconds = files.reduce((s, f) => s + f.decoded.duration, 0);
+
+    // 2. locate
+    const { keys, keyToken, sentences } = bookKeys(opts.words);
+    const index = buildTextIndex(keys);
+    const recognizer = createBookRecognizer(new Set(keys), { workDir, sentences, processes: opts.processes });
+    const stride = totalSeconds <= DENSE_UP_TO ? WINDOW : SPARSE_STRIDE;
+    let pending: AudioWindow[] = [];
+    for (const f of files) {
+      for (let t = 0; t < f.decoded.duration; t += stride) {
+        const end = Math.min(f.decoded.duration, t + WINDOW);
+        if (end - t >= MIN_WINDOW || t === 0) pending.push({ file: f.decoded.index, start: t, end });
+      }
+    }
+    const windows: AudioWindow[] = [];
+    let pace: Pace = DEFAULT_PACE;
+    let decodedSeconds = 0;
+    let plannedSeconds = pending.reduce((s, w) => s + w.end - w.start, 0);
+    for (let pass = 0; pass < MAX_PASSES && pending.length; pass++) {
+      await stop();
+      const base = windows.length;
+      windows.push(...pending);
+      const doneBefore = decodedSeconds;
+      opts.onProgress?.({ phase: 'locate', done: Math.round(doneBefore), total: Math.round(Math.max(plannedSeconds, doneBefore + 1)) });
+      const heard = await recognizer.recognize(
+        files.map((f) => f.decoded),
+        pending,
+        {
+          signal: opts.signal,
+          stop,
+          onWindows: (n) => opts.onProgress?.({ phase: 'locate', done: Math.round(doneBefore + pending.slice(0, n).reduce((s, w) => s + w.end - w.start, 0)), total: Math.round(Math.max(plannedSeconds, doneBefore + 1)) }),
+        },
+      );
+      pending.forEach((w, k) => {
+        const f = files[w.file]!;
+        f.covered.push([w.start, w.end]);
+        for (const h of heard[k]!) f.heard.push({ ...h, stretch: -1 });
+        decodedSeconds += w.end - w.start;
+      });
+      for (const f of files) {
+        f.covered.sort((a, b) => a[0] - b[0]);
+        f.heard.sort((a, b) => a.start - b.start);
+        // touching windows make one stretch of continuously decoded audio
+        const stretches: [number, number][] = [];
+        for (const [s, e] of f.covered) {
+          const last = stretches[stretches.length - 1];
+          if (last && s <= last[1] + 0.01) last[1] = Math.max(last[1], e);
+          else stretches.push([s, e]);
+        }
+        for (const h of f.heard) {
+          const mid = (h.start + h.end) / 2;
+          h.stretch = stretches.findIndex(([s, e]) => mid >= s - 1e-6 && mid <= e + 1e-6);
+        }
+      }
+      // chain loosely, learn the narrator's pace, chain again in step with it
+      const loose = files.map((f) => chainAnchors(f.heard, index, DEFAULT_PACE));
+      const paces = loose.map((a) => measurePace(a, index)).filter((p): p is number => p !== null).sort((a, b) => a - b);
+      if (paces.length) pace = { secondsPerChar: paces[Math.floor(paces.length / 2)]!, low: 0.6, high: 1.7, slack: 10 };
+      const chains = pace === DEFAULT_PACE ? loose : files.map((f) => chainAnchors(f.heard, index, pace));
+
+      // gaps between anchors across undecoded audio: how far out of step is each (log ratio)?
+      const predicted = (a: Anchor, b: Anchor) => Math.max(0.2, (index.charsBefore[b.key]! - index.charsBefore[a.key]!) * pace.secondsPerChar);
+      const sampledRatios: number[] = [];
+      chains.forEach((chain, fi) => {
+        for (let k = 1; k < chain.length; k++) {
+          const a = chain[k - 1]!, b = chain[k]!;
+          if (a.stretch !== b.stretch) sampledRatios.push(Math.log((b.start - a.start) / predicted(a, b)));
+        }
+      });
+      const median = (xs: number[]) => (xs.length ? [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]! : 0);
+      const mid = median(sampledRatios);
+      const spread = Math.max(0.1, 3 * 1.4826 * median(sampledRatios.map((r) => Math.abs(r - mid))));
+
+      // book words between two anchors with far fewer heard words for them were not read
+      // (a misheard stretch still yields about as many heard words as it has)
+      const skipped = (bookGap: number, heardGap: number) => bookGap >= 4 && heardGap < bookGap / 2 - 1;
+      pending = [];
+      const want = (fi: number, a: number, b: number) => {
+        for (const [s, e] of uncovered(files[fi]!.covered, Math.max(0, a), Math.min(files[fi]!.decoded.duration, b))) pending.push({ file: fi, start: s, end: e });
+      };
+      files.forEach((f, fi) => {
+        const chain = chains[fi]!;
+        const fits = (a: Anchor, b: Anchor) => {
+          const dt = b.start - a.start, pred = predicted(a, b);
+          if (a.stretch === b.stretch) {
+            // all of the audio between was heard: the words between must be few on both
+            // sides (recognition slips), and the time must fit them
+            const gk = b.key - a.key - 1, gh = b.heard - a.heard - 1;
+            if (gk > MAX_GAP_WORDS || gh > MAX_GAP_WORDS || skipped(gk, gh)) return false;
+            // (a pause of a few seconds fits; music or noise between sentences does not)
+            return dt >= 0.3 * pred - 1 && dt <= 2 * pred + MAX_PAUSE;
+          }
+          if (Math.abs(Math.log(dt / pred) - mid) <= spread) return true;
+          want(fi, a.end, b.start); // out of step across audio nobody heard: hear it
+          return false;
+        };
+        const all = splitRuns(chain, fits, MIN_SHORT_RUN).map((r) => r.anchors);
+        // a short run counts only beside a long one whose text it continues (a sentence
+        // after music, a line after a pause): alone, three words are chance
+        const long = (r: Anchor[]) => r.length >= MIN_ANCHORS;
+        const continues = (a: Anchor[] | undefined, b: Anchor[] | undefined) => !!a && !!b && b[0]!.key - a.at(-1)!.key - 1 <= MAX_GAP_WORDS && b[0]!.key > a.at(-1)!.key;
+        const kept = all.filter((r, i) => long(r) || (long(all[i - 1] ?? []) && continues(all[i - 1], r)) || (long(all[i + 1] ?? []) && continues(r, all[i + 1])));
+        // Two runs that follow each other in both text and time, with a gap whose length fits
+        // the words between at the reader's pace, are one region whose middle the recogniser
+        // misheard (a name, a noisy line): only the chance anchors were worth dropping.
+        f.runs = [];
+        for (const r of kept) {
+          const prev = f.runs[f.runs.length - 1];
+          const a = prev?.[prev.length - 1], b = r[0]!;
+          const inStep = prev && a && b.key > a.key && Math.abs(b.start - a.start - predicted(a, b)) <= 1.5 + 0.35 * predicted(a, b);
+          if (inStep && !(a.stretch === b.stretch && skipped(b.key - a.key - 1, b.heard - a.heard - 1))) prev.push(...r);
+          else f.runs.push([...r]);
+        }
+        if (f.runs.length) {
+          // what lies before, between and after the matched runs
+          want(fi, 0, f.runs[0]![0]!.start);
+          for (let r = 1; r < f.runs.length; r++) want(fi, f.runs[r - 1]!.at(-1)!.end, f.runs[r]![0]!.start);
+          want(fi, f.runs.at(-1)!.at(-1)!.end, f.decoded.duration);
+        }
+      });
+      // a recording that matched nothing after its first pass is refined no further (another text)
+      if (!files.some((f) => f.runs.length)) pending = [];
+      // keep window order per file stable; drop duplicates
+      const seen = new Set<string>();
+      pending = pending.filter((w) => !seen.has(`${w.file}:${w.start.toFixed(2)}`) && seen.add(`${w.file}:${w.start.toFixed(2)}`));
+      plannedSeconds = decodedSeconds + pending.reduce((s, w) => s + w.end - w.start, 0);
+    }
+    await stop();
+
+    // 3. regions: longest first; a book word belongs to one region only
+    interface Claim { file: number; anchors: Anchor[] }
+    let claims: Claim[] = [];
+    files.forEach((f, fi) => f.runs.forEach((anchors) => claims.push({ file: fi, anchors })));
+    claims.sort((a, b) => b.anchors.length - a.anchors.length);
+    const taken: [number, number][] = [];
+    const kept: Claim[] = [];
+    for (const c of claims) {
+      const free = c.anchors.filter((a) => !taken.some(([s, e]) => a.key >= s && a.key <= e));
+      // the largest stretch of consecutive free anchors
+      let best: Anchor[] = [], cur: Anchor[] = [];
+      for (const a of c.anchors) {
+        if (free.includes(a)) cur.push(a);
+        else cur = [];
+        if (cur.length > best.length) best = [...cur];
+      }
+      if (best.length < MIN_ANCHORS) continue;
+      taken.push([best[0]!.key, best.at(-1)!.key]);
+      kept.push({ file: c.file, anchors: best });
+    }
+    claims = kept;
+
+    // edges: recognition often garbles a sentence's first or last words (a first breath, a
+    // name); a region grows to its sentence's edge when there is heard speech beside it, no
+    // further than a pause away, that lasts about as long as those words take at the reader's pace
+    const endsSentence = (token: number) => /[.!?…]["'”’)\]]*$/u.test(opts.words[token]!);
+    const keyTaken = (k: number, self: Claim) => claims.some((o) => o !== self && k >= o.anchors[0]!.key && k <= o.anchors.at(-1)!.key);
+    const heardTaken = (fi: number, h: HeardIn, self: Claim) => claims.some((o) => o !== self && o.file === fi && h.end > o.anchors[0]!.start && h.start < o.anchors.at(-1)!.end);
+    const fitsPace = (chars: number, seconds: number) => {
+      const pred = chars * pace.secondsPerChar;
+      return seconds >= 0.5 * pred - 0.3 && seconds <= 2 * pred + 0.3;
+    };
+    for (const c of claims) {
+      const f = files[c.file]!;
+      const first = c.anchors[0]!;
+      let k = first.key;
+      while (k > 0 && !endsSentence(keyToken[k - 1]!) && !keyTaken(k - 1, c)) k--;
+      if (k < first.key) {
+        // take heard words back from the anchor, no further than a pause, until they sound
+        // about as long as the missing words take
+        const need = 0.5 * (index.charsBefore[first.key]! - index.charsBefore[k]!) * pace.secondsPerChar;
+        let h = first.heard, onset = first.start, sounding = 0;
+        for (; h > 0 && sounding < need; h--) {
+          const p = f.heard[h - 1]!;
+          if (p.stretch !== first.stretch || onset - p.end > EDGE_PAUSE || heardTaken(c.file, p, c)) break;
+          onset = p.start;
+          sounding += p.end - p.start;
+        }
+        if (fitsPace(index.charsBefore[first.key]! - index.charsBefore[k]!, sounding)) c.anchors.unshift({ heard: h, key: k, start: onset, end: onset, stretch: first.stretch });
+      }
+      const last = c.anchors.at(-1)!;
+      k = last.key;
+      while (k + 1 < keys.length && !endsSentence(keyToken[k]!) && !keyTaken(k + 1, c)) k++;
+      if (k > last.key) {
+        const need = 0.5 * (index.charsBefore[k + 1]! - index.charsBefore[last.key + 1]!) * pace.secondsPerChar;
+        let h = last.heard, offset = last.end, sounding = 0;
+        for (; h + 1 < f.heard.length && sounding < need; h++) {
+          const n = f.heard[h + 1]!;
+          if (n.stretch !== last.stretch || n.start - offset > EDGE_PAUSE || heardTaken(c.file, n, c)) break;
+          offset = n.end;
+          sounding += n.end - n.start;
+        }
+        if (fitsPace(index.charsBefore[k + 1]! - index.charsBefore[last.key + 1]!, sounding)) c.anchors.push({ heard: h, key: k, start: offset, end: offset, stretch: last.stretch });
+      }
+    }
+
+    // statistics and the failure rules
+    const heardTotal = files.reduce((s, f) => s + f.heard.length, 0);
+    let heardIn = 0;
+    for (const f of files) {
+      const spans = claims.filter((c) => c.file === f.decoded.index).map((c) => [c.anchors[0]!.start, c.anchors.at(-1)!.end] as const);
+      for (const h of f.heard) if (spans.some(([s, e]) => h.start >= s - 0.05 && h.end <= e + 0.05)) heardIn++;
+    }
+    const heardMatched = heardTotal ? heardIn / heardTotal : 0;
+    const perMinute = heardTotal / Math.max(1 / 60, decodedSeconds / 60);
+    if (heardMatched < THRESHOLDS.minHeardMatched) {
+      const share = `${(100 * heardMatched).toFixed(1)}% of the words heard in it were found in the text (at least ${100 * THRESHOLDS.minHeardMatched}% needed)`;
+      if (perMinute < THRESHOLDS.minSpeechWordsPerMinute) {
+        throw new RecordingMismatchError(
+          `the recording does not sound like speech: ${perMinute.toFixed(0)} words a minute were recognised in it (read speech gives 120 or more; music and noise fewer), and ${share}`,
+          'not-speech',
+          { heardMatched, textMatched: 0 },
+        );
+      }
+      throw new RecordingMismatchError(`the recording is not a reading of this text: only ${share}; is it the right book?`, 'other-text', { heardMatched, textMatched: 0 });
+    }
+
+    // order: files by the first book word they hold; unmatched files stay after their predecessor
+    const firstKey = new Map<number, number>();
+    for (const c of claims) firstKey.set(c.file, Math.min(firstKey.get(c.file) ?? Infinity, c.anchors[0]!.key));
+    let lastSeen = -1;
+    const sortKey = files.map((f) => {
+      const k = firstKey.get(f.decoded.index);
+      if (k !== undefined) lastSeen = k;
+      return [k ?? lastSeen + 0.5, f.decoded.index] as const;
+    });
+    const order = [...sortKey].sort((a, b) => a[0] - b[0] || a[1] - b[1]).map(([, i]) => i);
+    const offsets = new Map<number, number>();
+    let acc = 0;
+    for (const i of order) (offsets.set(i, acc), (acc += files[i]!.decoded.duration));
+
+    // 4. segments for the per-segment aligner
+    interface Segment { file: number; start: number; end: number; firstToken: number; lastToken: number }
+    const segments: Segment[] = [];
+    for (const c of claims) {
+      const f = files[c.file]!;
+      const heardBefore = (a: Anchor) => f.heard[a.heard - 1];
+      const heardAfter = (a: Anchor) => f.heard[a.heard + 1];
+      const first = c.anchors[0]!, last = c.anchors.at(-1)!;
+      let segStart = Math.max(0, first.start - PAD, heardBefore(first)?.end ?? 0);
+      let segFirstToken = keyToken[first.key]!;
+      let segBegin = first;
+      for (let k = 1; k < c.anchors.length; k++) {
+        const x = c.anchors[k - 1]!, y = c.anchors[k]!;
+        if (y.start - segBegin.start < SEGMENT_SECONDS) continue;
+        if (y.key !== x.key + 1 || y.heard !== x.heard + 1 || keyToken[y.key] === keyToken[x.key]) continue;
+        const cut = (x.end + y.start) / 2;
+        segments.push({ file: c.file, start: segStart, end: cut, firstToken: segFirstToken, lastToken: keyToken[x.key]! });
+        segStart = cut;
+        segFirstToken = keyToken[y.key]!;
+        segBegin = y;
+      }
+      const after = heardAfter(last);
+      const segEnd = Math.min(f.decoded.duration, last.end + PAD, after && after.start >= last.end ? after.start : Infinity);
+      segments.push({ file: c.file, start: segStart, end: segEnd, firstToken: segFirstToken, lastToken: keyToken[last.key]! });
+    }
+
+    const words: (TimedWord | null)[] = opts.words.map(() => null);
+    let doneSegs = 0;
+    opts.onProgress?.({ phase: 'align', done: 0, total: segments.length });
+    for (const s of segments) {
+      await stop();
+      const f = files[s.file]!;
+      const samples = readSamples(f.decoded, s.start, s.end);
+      const text = opts.words.slice(s.firstToken, s.lastToken + 1).join(' ');
+      // narrow-band sources go to the aligner at their own rate, so that it compares only the
+      // bands they have (upsampled to 16 kHz they would look silent above 4 kHz)
+      const rate = Math.min(RATE, f.decoded.sourceRate);
+      const timed = await opts.aligner.align(rate === RATE ? samples : resample(samples, RATE, rate), rate, text, opts.language);
+      const off = offsets.get(s.file)!;
+      timed.forEach((w, k) => {
+        const start = s.start + w.start, end = s.start + w.end;
+        words[s.firstToken + k] = { file: s.file, start, end, globalStart: off + start, globalEnd: off + end };
+      });
+      opts.onProgress?.({ phase: 'align', done: ++doneSegs, total: segments.length });
+    }
+
+    // report
+    const regions: RecordingRegion[] = claims
+      .map((c) => ({ file: c.file, start: c.anchors[0]!.start, end: c.anchors.at(-1)!.end, firstWord: keyToken[c.anchors[0]!.key]!, lastWord: keyToken[c.anchors.at(-1)!.key]! }))
+      .sort((a, b) => order.indexOf(a.file) - order.indexOf(b.file) || a.start - b.start);
+    const wordsTimed = words.filter(Boolean).length;
+    const audioMatchedSeconds = regions.reduce((s, r) => s + r.end - r.start, 0);
+    const fileReports: RecordingFileReport[] = files.map((f) => {
+      const rs = regions.filter((r) => r.file === f.decoded.index);
+      return {
+        index: f.decoded.index,
+        path: f.decoded.source,
+        duration: f.decoded.duration,
+        chapters: f.decoded.chapters,
+        position: order.indexOf(f.decoded.index),
+        offset: offsets.get(f.decoded.index)!,
+        firstWord: rs.length ? Math.min(...rs.map((r) => r.firstWord)) : null,
+        lastWord: rs.length ? Math.max(...rs.map((r) => r.lastWord)) : null,
+        matchedSeconds: rs.reduce((s, r) => s + r.end - r.start, 0),
+      };
+    });
+    return {
+      words,
+      order,
+      files: fileReports,
+      regions,
+      coverage: {
+        wordsTotal: words.length,
+        wordsTimed,
+        textMatched: wordsTimed / words.length,
+        audioSeconds: totalSeconds,
+        audioMatchedSeconds,
+        audioUnmatched: 1 - audioMatchedSeconds / Math.max(1e-9, totalSeconds),
+        heardMatched,
+        heardPerMinute: perMinute,
+        decodedShare: decodedSeconds / Math.max(1e-9, totalSeconds),
+      },
+    };
+  } finally {
+    if (ownDir) fs.rmSync(workDir, { recursive: true, force: true });
+  }
+}

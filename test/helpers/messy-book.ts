@@ -1,0 +1,282 @@
+// A messy audiobook made from real read speech, for the long-recording aligner's tests and
+// bench: the LibriVox clips and jfk.wav joined into chapter files (MP3, FLAC, OGG), handed over
+// in shuffled order, with a spoken preface that is not in the text (a real IVR recording), a
+// sentence of the text the reader skips, and a stretch of music between two sentences. The
+// document holds the spoken text plus paragraphs of The War of the Worlds nobody reads.
+// Every spoken word whose clip has reference boundaries (test/fixtures/alignment) gets them,
+// moved to where the clip sits in its chapter file.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { ffmpeg, ffprobe } from '../../src/media/ffmpeg.ts';
+import { readEpub } from '../../src/documents/epub.ts';
+import { tokenizeWords } from '../../src/speech/words.ts';
+import { clipDistances, cutClip } from './clip-check.ts';
+
+const FIX = path.join(import.meta.dirname, '..', 'fixtures');
+
+export interface BookPart {
+  /** Audio: a speech clip with its text and references, silence, music, or speech not in the text. */
+  kind: 'clip' | 'silence' | 'music' | 'preface';
+  file?: string;
+  seconds?: number;
+  text?: string;
+  refs?: { start: number; end: number }[];
+}
+
+export interface MessyBook {
+  /** Chapter files in the order given to the aligner (shuffled). */
+  files: string[];
+  /** files[trueOrder[k]] is chapter k. */
+  trueOrder: number[];
+  words: string[];
+  /** Per word: was it read aloud? */
+  spoken: boolean[];
+  /** Per word: reference boundaries in its file (spoken words of clips with references). */
+  refs: ({ file: number; start: number; end: number } | null)[];
+  /** Words of the sentence the reader skipped (within the spoken chapters). */
+  skippedSentence: [number, number];
+  /** Words of the text in all skipped sentences. */
+  skippedWords: number;
+}
+
+export function librivoxClips(): BookPart[] {
+  const clips: BookPart[] = [];
+  for (const line of readFileSync(path.join(FIX, 'speech', 'transcription'), 'utf8').split('\n')) {
+    const m = /^<s> (.*) <\/s> \((.*)\)$/.exec(line.trim());
+    if (!m) continue;
+    const ref = JSON.parse(readFileSync(path.join(FIX, 'alignment', `${m[2]}.json`), 'utf8')) as { words: { start: number; end: number }[] };
+    const text = m[1]!.charAt(0).toUpperCase() + m[1]!.slice(1) + '.';
+    clips.push({ kind: 'clip', file: path.join(FIX, 'speech', `${m[2]}.wav`), text, refs: ref.words });
+  }
+  const jfk = JSON.parse(readFileSync(path.join(FIX, 'alignment', 'jfk.json'), 'utf8')) as { text: string; words: { start: number; end: number }[] };
+  clips.push({ kind: 'clip', file: path.join(FIX, 'speech', 'jfk.wav'), text: jfk.text, refs: jfk.words });
+  return clips;
+}
+
+/** Paragraphs of The War of the Worlds (the fixture EPUB) from its first chapter on. */
+export async function unspokenParagraphs(count: number): Promise<string[]> {
+  const doc = await readEpub(path.join(FIX, 'documents', 'war-of-the-worlds.epub'));
+  const paras = doc.pages.flatMap((p) => p.blocks.filter((b) => b.kind === 'paragraph' && b.words.length > 40).map((b) => b.text));
+  const first = paras.findIndex((p) => p.startsWith('No one would have believed'));
+  return paras.slice(first, first + count);
+}
+
+/** Writes one chapter file from its parts; returns each part's start time in the file. */
+export async function writeChapter(parts: BookPart[], out: string, codec: string[]): Promise<number[]> {
+  const inputs: string[] = [];
+  const filters: string[] = [];
+  parts.forEach((p, k) => {
+    if (p.kind === 'silence') inputs.push('-f', 'lavfi', '-t', String(p.seconds), '-i', 'anullsrc=r=16000:cl=mono');
+    else if (p.kind === 'music') inputs.push('-t', String(p.seconds), '-i', p.file!);
+    else inputs.push('-i', p.file!);
+    filters.push(`[${k}:a]aresample=16000,aformat=sample_fmts=fltp:channel_layouts=mono[a${k}]`);
+  });
+  filters.push(`${parts.map((_, k) => `[a${k}]`).join('')}concat=n=${parts.length}:v=0:a=1[out]`);
+  await ffmpeg(['-y', ...inputs, '-filter_complex', filters.join(';'), '-map', '[out]', ...codec, out]);
+  const starts: number[] = [];
+  let t = 0;
+  for (const p of parts) {
+    starts.push(t);
+    t += p.kind === 'silence' || p.kind === 'music' ? p.seconds! : (await ffprobe(p.file!)).durationSeconds;
+  }
+  return starts;
+}
+
+const CODECS: { ext: string; args: string[] }[] = [
+  { ext: 'mp3', args: ['-c:a', 'libmp3lame', '-b:a', '96k'] },
+  { ext: 'flac', args: ['-c:a', 'flac'] },
+  { ext: 'ogg', args: ['-c:a', 'libvorbis', '-q:a', '5'] },
+  { ext: 'm4a', args: ['-c:a', 'aac', '-b:a', '96k'] },
+  { ext: 'wav', args: ['-c:a', 'pcm_s16le'] },
+];
+
+/**
+ * Chapters (true order) as lists of parts, and the document's text around them: `before[k]`
+ * is text nobody reads placed before chapter k's text; `skip` = [chapter, clip index] of a
+ * sentence inserted into the text that the reader skips.
+ */
+export async function buildMessyBook(dir: string, chapters: BookPart[][], opts: { unspoken: string[][]; skipped: { chapter: number; afterClip: number; text: string }; shuffle: number[] }): Promise<MessyBook> {
+  const textParts: { text: string; spoken: boolean; file?: number; refs?: { start: number; end: number }[]; offset?: number; skipped?: boolean }[] = [];
+  const files: string[] = new Array(chapters.length);
+  const trueOrder: number[] = new Array(chapters.length);
+  for (let c = 0; c < chapters.length; c++) {
+    const given = opts.shuffle[c]!; // chapter c is handed over as file number `given`
+    const codec = CODECS[c % CODECS.length]!;
+    const out = path.join(dir, `part-${String.fromCharCode(97 + given)}.${codec.ext}`);
+    const starts = await writeChapter(chapters[c]!, out, codec.args);
+    files[given] = out;
+    trueOrder[c] = given;
+    textParts.push({ text: `Chapter ${c + 1}.`, spoken: false });
+    for (const p of opts.unspoken[c] ?? []) textParts.push({ text: p, spoken: false });
+    let clipNo = 0;
+    chapters[c]!.forEach((p, k) => {
+      if (p.kind !== 'clip') return;
+      textParts.push({ text: p.text!, spoken: true, file: given, refs: p.refs, offset: starts[k] });
+      if (opts.skipped.chapter === c && opts.skipped.afterClip === clipNo) textParts.push({ text: opts.skipped.text, spoken: false, skipped: true });
+      clipNo++;
+    });
+  }
+  for (const p of opts.unspoken[chapters.length] ?? []) textParts.push({ text: p, spoken: false });
+  const words: string[] = [];
+  const spoken: boolean[] = [];
+  const refs: MessyBook['refs'] = [];
+  let skippedSentence: [number, number] = [0, 0];
+  for (const part of textParts) {
+    const toks = tokenizeWords(part.text).map((t) => t.word);
+    if (part.skipped) skippedSentence = [words.length, words.length + toks.length - 1];
+    toks.forEach((w, i) => {
+      words.push(w);
+      spoken.push(part.spoken);
+      const r = part.refs?.[i];
+      refs.push(part.spoken && r ? { file: part.file!, start: part.offset! + r.start, end: part.offset! + r.end } : null);
+    });
+  }
+  return { files, trueOrder, words, spoken, refs, skippedSentence, skippedWords: skippedSentence[1] - skippedSentence[0] + 1 };
+}
+
+/** The small messy book of the tests: three chapter files, ~100 s, given in the order c, a, b. */
+export async function smallMessyBook(dir: string): Promise<MessyBook> {
+  const [c870, c880, c890, c920, c930, jfk] = librivoxClips();
+  const preface: BookPart = { kind: 'preface', file: path.join(FIX, 'speech', 'ivr-preamble.flac') };
+  const music: BookPart = { kind: 'music', file: path.join(FIX, 'music', 'colobot-constructive-20s.ogg'), seconds: 8 };
+  const pause = (s: number): BookPart => ({ kind: 'silence', seconds: s });
+  const paras = await unspokenParagraphs(4);
+  return buildMessyBook(dir, [
+    [preface, pause(1), c870!, pause(0.5), c880!, pause(0.4), c890!],
+    [c920!, pause(0.6), music, pause(0.6), c930!],
+    [pause(1.5), jfk!, pause(2)],
+  ], {
+    unspoken: [[paras[0]!], [], [paras[1]!], [paras[2]!, paras[3]!]],
+    skipped: { chapter: 0, afterClip: 1, text: 'He was very young, and he had a wife whom he loved more than his own good name.' },
+    shuffle: [1, 2, 0],
+  });
+}
+
+/**
+ * The spot check of the EPUB tests on an aligned recording: `count` timed words picked by a
+ * seeded generator (four letters or more, two timed neighbours each side, five distinct words),
+ * each cut from its file and matched against eSpeak renderings of itself and its neighbours
+ * (test/helpers/clip-check.ts). `own`: clips closest to their own word; `shifted`: the same
+ * check on the next word's clip, which should fail.
+ */
+export async function spotCheck(
+  speech: Parameters<typeof clipDistances>[0],
+  words: string[],
+  timed: ({ file: number; start: number; end: number } | null)[],
+  files: string[],
+  count: number,
+): Promise<{ checked: number; own: number; shifted: number }> {
+  const norm = (w: string) => w.toLowerCase().replace(/[^a-z]/g, '');
+  // every index once, in a seeded random order (ends when the book has fewer good words than asked)
+  const rand = seeded(4242);
+  const order = words.map((_, i) => i);
+  for (let k = order.length - 1; k > 0; k--) {
+    const j = Math.floor(rand() * (k + 1));
+    [order[k], order[j]] = [order[j]!, order[k]!];
+  }
+  let checked = 0, own = 0, shifted = 0;
+  for (const i of order) {
+    if (checked >= count) break;
+    const here = timed[i];
+    if (!here || [-2, -1, 1, 2].some((d) => timed[i + d]?.file !== here.file)) continue;
+    const cand = [-2, -1, 0, 1, 2].map((d) => norm(words[i + d]!));
+    if (cand[2]!.length < 4 || new Set(cand).size < 5 || cand.some((w) => w.length < 2)) continue;
+    const t = here, next = timed[i + 1]!;
+    const d = await clipDistances(speech, await cutClip(files[t.file]!, t.start, t.end), cand);
+    if (d.indexOf(Math.min(...d)) === 2) own++;
+    const ds = await clipDistances(speech, await cutClip(files[next.file]!, next.start, next.end), cand);
+    if (ds.indexOf(Math.min(...ds)) === 2) shifted++;
+    checked++;
+  }
+  return { checked, own, shifted };
+}
+
+/** mulberry32: a seeded generator in 32-bit integer arithmetic (a float LCG loses bits and cycles). */
+function seeded(seed: number): () => number {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export const IVR_DIR = '/usr/share/asterisk/sounds/en_US_f_Allison';
+const IVR_TEXT = '/usr/share/doc/asterisk-core-sounds-en/core-sounds-en.txt.gz';
+
+/**
+ * The ~570 spoken prompts of Debian's asterisk-core-sounds-en-wav (Allison Smith, CC-BY-SA-3.0;
+ * 8 kHz studio recordings, about 25 minutes) with their transcripts from asterisk-core-sounds-en:
+ * the widest real read speech with its text that installs here. Prompts whose transcript
+ * describes a sound ("[beep]", "(tone plays)") are left out, and so are second recordings of the same words.
+ */
+export async function ivrPrompts(): Promise<BookPart[]> {
+  const { gunzipSync } = await import('node:zlib');
+  const { existsSync } = await import('node:fs');
+  if (!existsSync(IVR_TEXT)) throw new Error('the IVR prompts need the Debian packages asterisk-core-sounds-en-wav and asterisk-core-sounds-en (apt-get install them)');
+  const out: BookPart[] = [];
+  const seen = new Set<string>();
+  for (const line of gunzipSync(readFileSync(IVR_TEXT)).toString('utf8').split('\n')) {
+    const m = /^([\w-]+): (.+)$/.exec(line.trim());
+    if (!m || /[[\]()]/.test(m[2]!)) continue;
+    // several prompts say the same words ("invalid", "pbx-invalid"): one recording each, or a
+    // text read once would be both spoken and unspoken in the messy book
+    const key = m[2]!.toLowerCase().replace(/[^a-z0-9]+/g, ' ').trim();
+    if (seen.has(key)) continue;
+    seen.add(key);
+    const file = path.join(IVR_DIR, `${m[1]}.wav`);
+    if (!existsSync(file)) continue;
+    out.push({ kind: 'clip', file, text: m[2]!.replace(/\s+/g, ' ').trim() });
+  }
+  return out;
+}
+
+
+/**
+ * The bench's messy book: the small one's chapters, plus three chapters of IVR prompts (M4A,
+ * MP3, FLAC) with a spoken preface of prompts not in the text, two prompts each in the text
+ * that the reader skips, and music or noise between prompts; the document adds a third of The
+ * War of the Worlds nobody reads before each prompt chapter (60,000 words).
+ */
+export async function largeMessyBook(dir: string): Promise<MessyBook> {
+  const small = await smallMessyBook(dir);
+  const files = [...small.files];
+  const words = [...small.words];
+  const spoken = [...small.spoken];
+  const refs = [...small.refs];
+  const trueOrder = [...small.trueOrder];
+  let skippedWords = small.skippedWords;
+  const rand = seeded(11);
+  const prompts = (await ivrPrompts()).map((p) => ({ p, k: rand() })).sort((a, b) => a.k - b.k).map((x) => x.p);
+  const noise = path.join(dir, 'noise.wav');
+  await ffmpeg(['-y', '-f', 'lavfi', '-t', '6', '-i', 'anoisesrc=color=brown:amplitude=0.05:r=16000', noise]);
+  const novel = await readEpub(path.join(FIX, 'documents', 'war-of-the-worlds.epub'));
+  const novelWords = novel.pages.flatMap((p) => p.blocks.flatMap((b) => b.words.map((w) => w.text)));
+  for (let c = 0; c < 3; c++) {
+    const take = prompts.slice(c * 60, c * 60 + 60);
+    const parts: BookPart[] = [];
+    if (c === 0) for (const p of prompts.slice(400, 408)) parts.push({ kind: 'preface', file: p.file! }); // spoken, not in the text
+    const textParts: { text: string; spoken: boolean }[] = [];
+    take.forEach((p, k) => {
+      if (k === 20 || k === 41) {
+        textParts.push({ text: p.text!, spoken: false }); // in the text, skipped by the reader
+        return;
+      }
+      parts.push(p, { kind: 'silence', seconds: 0.4 });
+      textParts.push({ text: p.text!, spoken: true });
+      if (k === 30) parts.push(c === 1 ? { kind: 'music', file: path.join(FIX, 'music', 'colobot-constructive-20s.ogg'), seconds: 15 } : { kind: 'music', file: noise, seconds: 6 });
+    });
+    const codec = CODECS[(c + 3) % CODECS.length]!;
+    const out = path.join(dir, `prompts-${c}.${codec.ext}`);
+    await writeChapter(parts, out, codec.args);
+    // handed over first, read last: every earlier file moves up one place
+    files.unshift(out);
+    refs.forEach((r, i) => r && (refs[i] = { ...r, file: r.file + 1 }));
+    for (let k = 0; k < trueOrder.length; k++) trueOrder[k]! += 1;
+    trueOrder.push(0);
+    for (const w of novelWords.slice(c * 20000, c * 20000 + 20000)) (words.push(w), spoken.push(false), refs.push(null));
+    for (const t of textParts) for (const w of tokenizeWords(t.text)) (words.push(w.word), spoken.push(t.spoken), refs.push(null));
+    skippedWords += textParts.filter((t) => !t.spoken).reduce((n, t) => n + tokenizeWords(t.text).length, 0);
+  }
+  return { files, trueOrder, words, spoken, refs, skippedSentence: small.skippedSentence, skippedWords };
+}

@@ -1,0 +1,202 @@
+// Long recordings people bring, aligned to their book (src/speech/align/long): real read
+// speech, real ffmpeg, PocketSphinx and the dtw aligner. The messy book: three chapter files
+// (MP3, FLAC, OGG) handed over in the wrong order, a spoken preface not in the text, a sentence
+// the reader skipped, eight seconds of music, and paragraphs nobody reads.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ffmpeg, ffprobe } from '../src/media/ffmpeg.ts';
+import { alignRecording, RecordingAlignmentStopped, RecordingInputError, RecordingMismatchError, type RecordingAlignment, type RecordingProgress } from '../src/speech/align/long/recording.ts';
+import { createAligner, type ClosableAligner } from '../src/speech/align/registry.ts';
+import { createLocalSpeech, type Speech } from '../src/speech/local.ts';
+import { SpeechInputError } from '../src/speech/types.ts';
+import { tokenizeWords } from '../src/speech/words.ts';
+import { librivoxClips, smallMessyBook, spotCheck, unspokenParagraphs, writeChapter, type MessyBook } from './helpers/messy-book.ts';
+
+const TMP = fs.mkdtempSync(path.join(os.tmpdir(), 'lectern-recording-'));
+const FIX = path.join(import.meta.dirname, 'fixtures');
+afterAll(() => fs.rmSync(TMP, { recursive: true, force: true }));
+
+describe('long recordings: a messy audiobook aligned to its book', () => {
+  let aligner: ClosableAligner;
+  let book: MessyBook;
+  let result: RecordingAlignment;
+  const progress: RecordingProgress[] = [];
+  beforeAll(async () => {
+    aligner = await createAligner('dtw', { modelsDir: 'models', device: 'cpu' });
+    book = await smallMessyBook(TMP);
+    result = await alignRecording({ files: book.files, words: book.words, language: 'en-US', aligner, onProgress: (p) => progress.push(p) });
+  }, 180_000);
+  afterAll(async () => aligner?.close());
+
+  it('finds the order of the chapter files from their words', () => {
+    expect(book.trueOrder).not.toEqual([0, 1, 2]); // handed over shuffled
+    expect(result.order).toEqual(book.trueOrder);
+    for (const f of result.files) expect(f.position).toBe(book.trueOrder.indexOf(f.index));
+    // the global timeline plays the files in that order
+    const first = result.files.find((f) => f.position === 0)!;
+    expect(first.offset).toBe(0);
+    const second = result.files.find((f) => f.position === 1)!;
+    expect(second.offset).toBeCloseTo(first.duration, 6);
+  });
+
+  it('times most spoken words and gives no time to any word nobody read (preface text, skipped sentence, unread paragraphs)', () => {
+    const spoken = book.spoken.filter(Boolean).length;
+    const spokenTimed = result.words.filter((w, i) => w && book.spoken[i]).length;
+    const unspokenTimed = result.words.filter((w, i) => w && !book.spoken[i]).length;
+    console.log(`messy book: ${spokenTimed}/${spoken} spoken words timed, ${unspokenTimed} of ${book.words.length - spoken} unspoken words given a time; coverage ${JSON.stringify(result.coverage)}`);
+    // measured 86/93 (jfk's first words are misheard by the recogniser, so that sentence starts late)
+    expect(spokenTimed / spoken).toBeGreaterThanOrEqual(0.85);
+    expect(unspokenTimed).toBe(0);
+    const [a, b] = book.skippedSentence;
+    for (let i = a; i <= b; i++) expect(result.words[i]).toBeNull();
+    expect(result.coverage.wordsTimed).toBe(spokenTimed);
+    expect(result.coverage.textMatched).toBeCloseTo(spokenTimed / book.words.length, 9);
+    // the preface (25 s) and the music (8 s) are audio that matched no text
+    expect(result.coverage.audioUnmatched).toBeGreaterThan(33 / result.coverage.audioSeconds);
+  });
+
+  it('keeps each file\'s timings in order, inside the file, and close to the reference boundaries', () => {
+    for (const f of result.files) {
+      let prev = 0;
+      for (const w of result.words) {
+        if (!w || w.file !== f.index) continue;
+        expect(w.start).toBeGreaterThanOrEqual(prev - 1e-9);
+        expect(w.end).toBeGreaterThan(w.start);
+        expect(w.end).toBeLessThanOrEqual(f.duration + 1e-6);
+        expect(w.globalStart).toBeCloseTo(f.offset + w.start, 9);
+        prev = w.end;
+      }
+    }
+    let err = 0, n = 0;
+    result.words.forEach((w, i) => {
+      const ref = book.refs[i];
+      if (!w || !ref) return;
+      expect(w.file).toBe(ref.file);
+      err += Math.abs(w.start - ref.start) + Math.abs(w.end - ref.end);
+      n += 2;
+    });
+    console.log(`messy book: mean boundary error ${((1000 * err) / n).toFixed(1)} ms over ${n / 2} words with references`);
+    expect(n / 2).toBeGreaterThanOrEqual(80);
+    expect(err / n).toBeLessThan(0.06); // measured 34.6 ms with dtw
+  });
+
+  it('times the words with the best aligner for the language when given `auto` (hmm for English): boundary error under 25 ms', async () => {
+    const auto = await createAligner('auto', { modelsDir: 'models', device: 'cpu' });
+    try {
+      const r = await alignRecording({ files: book.files, words: book.words, language: 'en-US', aligner: auto });
+      expect(r.order).toEqual(book.trueOrder);
+      expect(r.words.filter((w, i) => w && !book.spoken[i]).length).toBe(0);
+      let err = 0, n = 0;
+      r.words.forEach((w, i) => {
+        const ref = book.refs[i];
+        if (w && ref) (err += Math.abs(w.start - ref.start) + Math.abs(w.end - ref.end)), (n += 2);
+      });
+      console.log(`messy book with auto (hmm): mean boundary error ${((1000 * err) / n).toFixed(1)} ms over ${n / 2} words`);
+      expect(n / 2).toBeGreaterThanOrEqual(80);
+      expect(err / n).toBeLessThan(0.025); // measured 13.6 ms
+    } finally {
+      await auto.close();
+    }
+  }, 120_000);
+
+  it('reports progress for every phase, within bounds', () => {
+    for (const phase of ['decode', 'locate', 'align'] as const) {
+      const ps = progress.filter((p) => p.phase === phase);
+      expect(ps.length).toBeGreaterThan(0);
+      for (const p of ps) expect(p.done).toBeLessThanOrEqual(p.total);
+      expect(ps.at(-1)!.done).toBe(ps.at(-1)!.total);
+    }
+  });
+
+  it('passes the spot check of the EPUB tests as well as the reference boundaries do', async () => {
+    // Clips cut at 20 random timed words, matched against eSpeak renderings of the word and its
+    // neighbours. On a real voice this check is weaker than on eSpeak narration: with the
+    // reference boundaries themselves 13/20 clips come out closest to their own word (13/20 for
+    // the aligner's), so the aligner's clips are held to that, not to the EPUB tests' 18/20.
+    const speech: Speech = await createLocalSpeech('espeak', { modelsDir: 'models', device: 'cpu' });
+    try {
+      const r = await spotCheck(speech, book.words, result.words, book.files, 20);
+      const ref = await spotCheck(speech, book.words, book.refs, book.files, 20);
+      console.log(`messy book spot check: ${r.own}/${r.checked} clips closest to their own word (reference boundaries: ${ref.own}/${ref.checked}); shifted by one word: ${r.shifted}/${r.checked}`);
+      expect(r.checked).toBe(20);
+      expect(r.own).toBeGreaterThanOrEqual(ref.own - 3);
+      expect(r.shifted).toBeLessThanOrEqual(4);
+    } finally {
+      await speech.close();
+    }
+  }, 180_000);
+
+  it('stops when asked, between steps, and when the signal aborts', async () => {
+    let calls = 0;
+    await expect(alignRecording({ files: book.files, words: book.words, language: 'en-US', aligner, shouldStop: async () => ++calls > 2 })).rejects.toThrow(RecordingAlignmentStopped);
+    const ac = new AbortController();
+    const run = alignRecording({ files: book.files, words: book.words, language: 'en-US', aligner, signal: ac.signal, onProgress: (p) => p.phase === 'locate' && ac.abort() });
+    await expect(run).rejects.toThrow();
+  }, 60_000);
+
+  it('fails with the matched share when the recording is of another text', async () => {
+    const other = tokenizeWords((await unspokenParagraphs(30)).slice(4).join(' ')).map((t) => t.word);
+    const err = await alignRecording({ files: book.files, words: other, language: 'en-US', aligner }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RecordingMismatchError);
+    expect((err as RecordingMismatchError).reason).toBe('other-text');
+    expect((err as RecordingMismatchError).coverage.heardMatched).toBeLessThan(0.05);
+    expect((err as Error).message).toMatch(/not a reading of this text: only \d+\.\d% of the words heard/);
+  }, 60_000);
+
+  it('fails saying so when the audio is music or noise, not speech', async () => {
+    const music = path.join(TMP, 'music.mp3');
+    await ffmpeg(['-y', '-stream_loop', '2', '-i', path.join(FIX, 'music', 'colobot-constructive-20s.ogg'), '-t', '60', '-c:a', 'libmp3lame', music]);
+    const noise = path.join(TMP, 'noise.wav');
+    await ffmpeg(['-y', '-f', 'lavfi', '-t', '30', '-i', 'anoisesrc=color=pink:amplitude=0.1:r=16000', noise]);
+    for (const f of [music, noise]) {
+      const err = await alignRecording({ files: [f], words: book.words, language: 'en-US', aligner }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(RecordingMismatchError);
+      expect((err as RecordingMismatchError).reason).toBe('not-speech');
+      expect((err as Error).message).toMatch(/does not sound like speech/);
+    }
+  }, 90_000);
+});
+
+describe('long recordings: inputs', () => {
+  let aligner: ClosableAligner;
+  beforeAll(async () => {
+    aligner = await createAligner('dtw', { modelsDir: 'models', device: 'cpu' });
+  });
+  afterAll(async () => aligner?.close());
+
+  it('reads an M4B with chapter marks, a FLAC and an OGG, and reports the chapters', async () => {
+    const clips = librivoxClips();
+    const dir = fs.mkdtempSync(path.join(TMP, 'formats-'));
+    // an M4B audiobook of three clips with a chapter mark per clip
+    const parts = clips.slice(0, 3);
+    const starts = await writeChapter(parts, path.join(dir, 'plain.m4a'), ['-c:a', 'aac', '-b:a', '96k']);
+    const total = (await ffprobe(path.join(dir, 'plain.m4a'))).durationSeconds;
+    const meta = [';FFMETADATA1', ...starts.map((s, k) => `[CHAPTER]\nTIMEBASE=1/1000\nSTART=${Math.round(s * 1000)}\nEND=${Math.round((starts[k + 1] ?? total) * 1000)}\ntitle=Part ${k + 1}`)].join('\n');
+    fs.writeFileSync(path.join(dir, 'chapters.txt'), meta + '\n');
+    const m4b = path.join(dir, 'book.m4b');
+    await ffmpeg(['-y', '-i', path.join(dir, 'plain.m4a'), '-i', path.join(dir, 'chapters.txt'), '-map', '0', '-map_chapters', '1', '-c', 'copy', '-f', 'mp4', m4b]);
+    const flac = path.join(dir, 'two.flac');
+    await writeChapter([clips[3]!, clips[4]!], flac, ['-c:a', 'flac']);
+    const ogg = path.join(dir, 'three.ogg');
+    await writeChapter([clips[5]!], ogg, ['-c:a', 'libvorbis']);
+    const words = tokenizeWords(clips.map((c) => c.text).join(' ')).map((t) => t.word);
+    const r = await alignRecording({ files: [ogg, m4b, flac], words, language: 'en', aligner });
+    expect(r.order).toEqual([1, 2, 0]);
+    expect(r.files[1]!.chapters.map((c) => c.title)).toEqual(['Part 1', 'Part 2', 'Part 3']);
+    expect(r.files[1]!.chapters[1]!.start).toBeCloseTo(starts[1]!, 1);
+    expect(r.coverage.textMatched).toBeGreaterThanOrEqual(0.85);
+    for (const f of [0, 1, 2]) expect(r.words.some((w) => w?.file === f)).toBe(true);
+  }, 120_000);
+
+  it('refuses a file that is not audio, a language with no recogniser, and empty inputs, with clear errors', async () => {
+    const bad = path.join(TMP, 'not-audio.mp3');
+    fs.writeFileSync(bad, 'this is text, not an MP3');
+    await expect(alignRecording({ files: [bad], words: ['hello'], language: 'en', aligner })).rejects.toThrow(RecordingInputError);
+    await expect(alignRecording({ files: [bad], words: ['hello'], language: 'en', aligner })).rejects.toThrow(/audio file 1 \(not-audio\.mp3\) cannot be read/);
+    await expect(alignRecording({ files: [path.join(FIX, 'speech', 'jfk.wav')], words: ['bonjour'], language: 'fr', aligner })).rejects.toThrow(SpeechInputError);
+    await expect(alignRecording({ files: [], words: ['a'], language: 'en', aligner })).rejects.toThrow(/no audio files/);
+    await expect(alignRecording({ files: [path.join(FIX, 'speech', 'jfk.wav')], words: [], language: 'en', aligner })).rejects.toThrow(/no words/);
+  });
+});
