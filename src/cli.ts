@@ -1,6 +1,6 @@
 // `lectern <command>`: one entry point for every process Lectern runs.
 import path from 'node:path';
-import { ConfigError, loadGpuServerConfig, loadServiceConfig, parseArgs, type Flags } from './config.ts';
+import { checkRunFlags, ConfigError, loadGpuServerConfig, loadServiceConfig, parseArgs, type Flags } from './config.ts';
 import { oneLine } from './core/errors.ts';
 import { createLogger, type Logger } from './log.ts';
 
@@ -107,6 +107,7 @@ async function run(positional: string[], flags: Flags): Promise<number> {
     process.stderr.write(`lectern run: give a pipeline and a file, e.g. lectern run audio notes.md\n`);
     return 2;
   }
+  checkRunFlags(flags);
   const config = loadServiceConfig(flags);
   const log = createLogger(typeof flags['log-level'] === 'string' ? flags['log-level'] : 'warn', 'lectern-run');
   const { runPipelineOnFile } = await import('./pipelines/run-file.ts');
