@@ -15,7 +15,7 @@ import { Bench } from 'tinybench';
 import { readDocument, type DocumentModel } from '../src/documents/model.ts';
 import { createLogger } from '../src/log.ts';
 import { ffmpeg } from '../src/media/ffmpeg.ts';
-import { planStates, renderHighlightVideo } from '../src/media/highlight-video.ts';
+import { planStates, renderHighlightVideo } from '../src/video/highlight-video.ts';
 import { narrateModel } from '../src/pipelines/narrate-document.ts';
 import { writeNarrationFiles } from '../src/pipelines/narration-files.ts';
 import { fillOptions } from '../src/pipelines/options.ts';

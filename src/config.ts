@@ -4,10 +4,20 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LecternError } from './core/errors.ts';
+import type { ToolPaths } from './media/tools.ts';
 import { JobOptions, OUTPUT_FORMATS } from './pipelines/options.ts';
-import { isLoopback, parseTokens, tokenEntry, type TokenEntry } from './security/tokens.ts';
 
-export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export type { ToolPaths } from './media/tools.ts';
+import { isLoopback, parseTokens, tokenEntry, type ServerSecurity, type ServiceSecurity, type TokenEntry } from './security/tokens.ts';
+import type { GpuServerConfig } from './gpu-server/runtime.ts';
+import type { StorageConfig } from './storage.ts';
+
+export type { ServerSecurity, ServiceSecurity } from './security/tokens.ts';
+export type { GpuServerConfig } from './gpu-server/runtime.ts';
+export type { StorageConfig } from './storage.ts';
+
+export { PROJECT_ROOT } from './core/paths.ts';
+import { PROJECT_ROOT } from './core/paths.ts';
 
 export type Env = Record<string, string | undefined>;
 
@@ -51,93 +61,10 @@ export interface ServiceConfig {
   storage: StorageConfig;
 }
 
-/** Where uploads and outputs live: the data dir, or an S3-compatible bucket (LECTERN_STORAGE_URL). */
-export interface StorageConfig {
-  /** null → the local data dir. */
-  s3: {
-    bucket: string;
-    prefix: string;
-    /** AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL; set → path-style addressing. */
-    endpoint: string | null;
-    region: string | null;
-    /** From AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY(/AWS_SESSION_TOKEN); null → the SDK's chain (profiles, instance roles). */
-    credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string } | null;
-  } | null;
-  /** LECTERN_STORAGE_DOWNLOAD: `redirect` to a presigned URL (default) or `proxy` through the API. */
-  download: 'redirect' | 'proxy';
-  /** LECTERN_STORAGE_LINK_EXPIRES_S: lifetime of presigned download URLs (default 300). */
-  linkExpiresSeconds: number;
-  /** LECTERN_STORAGE_SWEEP_INTERVAL_S: how often `serve` removes orphaned objects (default 3600; 0 → start-up only). */
-  sweepIntervalSeconds: number;
-}
 
-/** Who may call a server, and how much. */
-export interface ServerSecurity {
-  /** Hashed bearer tokens; empty → authentication off (allowed on loopback, or with --insecure). */
-  tokens: TokenEntry[];
-  /** `--insecure`: listening beyond loopback without tokens was asked for explicitly. */
-  insecure: boolean;
-  /** Guards /metrics alone (LECTERN_METRICS_TOKEN); null → open on loopback, else the API tokens. */
-  metricsToken: TokenEntry | null;
-  /** Whether the listen address is loopback only. */
-  loopback: boolean;
-}
 
-export interface ServiceSecurity extends ServerSecurity {
-  /** Token names that see and act on every job and upload (LECTERN_API_ADMINS); every other token sees its own. */
-  admins: string[];
-  /** Origins allowed by CORS; empty → no CORS headers at all. */
-  corsOrigins: string[];
-  /** Requests per minute per token (per IP with authentication off) on /api/*; 0 → no limit. */
-  rateLimitPerMinute: number;
-  /** Pending + running jobs one token may have; 0 → no limit. */
-  maxActiveJobsPerToken: number;
-  /** Largest JSON request body in bytes. */
-  maxBodyBytes: number;
-}
 
-export interface GpuServerConfig {
-  host: string;
-  port: number;
-  backend: string | null;
-  device: 'cpu' | 'cuda';
-  maxBatch: number;
-  batchWindowMs: number;
-  aligner: string;
-  lipsyncProvider: string;
-  modelsDir: string;
-  workers: number;
-  dataDir: string;
-  /** Finished lip-sync results nobody fetched are removed after this long. */
-  lipsyncTtlMs: number;
-  maxUploadBytes: number;
-  /** The `command` lip-sync provider: an operator's generator, with {audio} {video} {output} {preset} placeholders. */
-  lipsyncCommand: string | null;
-  lipsyncCommandPresets: string[];
-  lipsyncCommandTimeoutMs: number;
-  /** Transcription engine (`auto` → whisper when its model is installed, else pocketsphinx). */
-  transcriber: string;
-  /** JSON table of OpenAI voice names → Lectern voice ids for /v1/audio/speech (voices/openai-voices.json). */
-  openaiVoices: string;
-  logLevel: string;
-  security: ServerSecurity;
-  /** Records in the lip-sync table before POST /lipsync answers 503. */
-  maxLipsyncJobs: number;
-  /** SIGTERM: how long running lip-sync jobs may finish before they are cancelled. */
-  shutdownGraceMs: number;
-  /** `--backend process`: the operator's model program (a shell command line), started once per pool slot. */
-  ttsProcess: string | null;
-  /** Longest a request waits for a free model process, and longest a process may take to answer a batch. */
-  ttsProcessTimeoutMs: number;
-  /** Longest a model process may take to load its model and say hello. */
-  ttsProcessStartTimeoutMs: number;
-}
 
-export interface ToolPaths {
-  ffmpeg: string;
-  ffprobe: string;
-  espeak: string;
-}
 
 export class ConfigError extends LecternError {
   override name = 'ConfigError';
@@ -417,12 +344,11 @@ export function checkRunFlags(flags: Flags): void {
   oneOf(flags, {}, 'log-level', 'LECTERN_LOG_LEVEL', LOG_LEVELS, 'warn');
 }
 
-/** External programs: an explicit path wins, then PATH. */
+/** External programs: an explicit path wins, then PATH. The entry point hands them to media/tools.ts. */
 export function loadToolPaths(env: Env = process.env): ToolPaths {
   return {
     ffmpeg: env.LECTERN_FFMPEG || 'ffmpeg',
     ffprobe: env.LECTERN_FFPROBE || 'ffprobe',
-    espeak: env.LECTERN_ESPEAK || 'espeak-ng',
   };
 }
 
