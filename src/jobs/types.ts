@@ -11,7 +11,7 @@ export const JOB_STATUSES = ['pending', 'running', 'completed', 'failed', 'stopp
 export type JobStatus = (typeof JOB_STATUSES)[number];
 export const TERMINAL_STATUSES: readonly JobStatus[] = ['completed', 'failed', 'stopped'];
 
-export const PIPELINE_TYPES = ['audio', 'highlight', 'lipsync'] as const;
+export const PIPELINE_TYPES = ['audio', 'highlight', 'lipsync', 'readalong'] as const;
 export type PipelineType = (typeof PIPELINE_TYPES)[number];
 
 export interface Progress {
@@ -46,6 +46,8 @@ export type JobConfig = {
   /** The reference clip's transcript: the request's, or transcribed by the worker (then ref_text_source). */
   ref_text: string | null;
   ref_video_file_id: string | null;
+  /** readalong: the recording's audio files, in upload order (the pipeline finds their reading order); absent on other pipelines. */
+  audio_file_ids?: string[];
   title: string | null;
   options: StoredJobOptions;
   document: { original_name: string; content_type: string };
@@ -87,7 +89,7 @@ export interface JobRecord {
   progress: Progress | null;
   /** One line, never a stack trace. */
   error: string | null;
-  /** Upload ids this job refers to (document, reference audio, reference video). */
+  /** Upload ids this job refers to (document, reference audio, reference video, a read-along job's recording). */
   upload_ids: string[];
   /** How many times a worker has started it (a restart after a crash counts). */
   attempts: number;

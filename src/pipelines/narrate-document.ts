@@ -20,6 +20,28 @@ export interface TimelineWord {
   block: number;
 }
 
+/**
+ * A source word the narration never speaks (a recording that skips it: no time is invented).
+ * timeline.json writes it as `{word, start: null, end: null, page, block, skipped: true}`.
+ */
+export interface SkippedWord {
+  word: string;
+  start: null;
+  end: null;
+  page: number;
+  block: number;
+  skipped: true;
+}
+
+/**
+ * What the render stages (EPUB, highlight video, reader, cues, chapters) take: every source
+ * word in reading order, timed, or skipped when the narration does not speak it. A narration
+ * Lectern made times every word; one from a person's recording may skip some.
+ */
+export type TimelineEntry = TimelineWord | SkippedWord;
+
+export const isTimed = (w: TimelineEntry): w is TimelineWord => w.start !== null;
+
 export interface NarrationChunk {
   text: string;
   /** 0-based page index and block index: chunks never cross a block. */
@@ -100,6 +122,6 @@ function toSourceWords(n: Narration, chunks: NarrationChunk[], spoken: SpokenTex
 export const roundTime = (t: number) => Math.round(t * 1000) / 1000;
 
 /** The timeline as heard at a playback speed (the audio is sped up with ffmpeg's atempo). */
-export function atSpeed(words: TimelineWord[], speed: number): TimelineWord[] {
-  return speed === 1 ? words : words.map((w) => ({ ...w, start: roundTime(w.start / speed), end: roundTime(w.end / speed) }));
+export function atSpeed<W extends TimelineEntry>(words: W[], speed: number): W[] {
+  return speed === 1 ? words : words.map((w) => (isTimed(w) ? { ...w, start: roundTime(w.start / speed), end: roundTime(w.end / speed) } : w));
 }
