@@ -61,6 +61,8 @@ export const readalongPipeline: Pipeline = {
       heard_matched: round4(alignment.coverage.heardMatched),
     };
     const order = alignment.order.map((i) => recording[i]!.name);
+    // Where each file sits in narration.mp3 (the times of timeline.json are in that file).
+    const parts = alignment.order.map((i) => ({ file: recording[i]!.name, offset: roundTime(alignment.files[i]!.offset), duration: roundTime(alignment.files[i]!.duration) }));
     const files = await writeTimelineFiles(ctx.outputDir, {
       title,
       author: doc.author,
@@ -68,7 +70,7 @@ export const readalongPipeline: Pipeline = {
       pages: doc.pages.length,
       chapters: chapterMarks(doc, words, duration, title),
       words,
-      extra: { narration: 'recording', recording_order: order, coverage },
+      extra: { narration: 'recording', recording: parts, coverage },
     });
     ctx.progress('audio', 1, 1);
     ctx.log.info({ ...coverage, align_seconds: alignSeconds, cached, dropped }, 'recording aligned');
