@@ -358,3 +358,26 @@ describe('readalong: a worker killed mid-job', () => {
     }
   });
 });
+
+describe('readalong: lectern run', () => {
+  it('lectern run readalong book.txt --audio … (shuffled) writes the EPUB with its narration, timeline and cues', { timeout: 120_000 }, async () => {
+    const dir = fs.mkdtempSync(path.join(TMP, 'cli-'));
+    const book = await smallMessyBook(dir);
+    const text = writeMessyBookText(book, path.join(dir, 'book.txt'));
+    const out = path.join(dir, 'read-along.epub');
+    const args = ['run', 'readalong', text, ...book.files.flatMap((f) => ['--audio', f]), '--out', out, '--data-dir', path.join(dir, 'data')];
+    const child = spawn(process.execPath, [path.join(import.meta.dirname, '..', 'bin', 'lectern.js'), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (b: Buffer) => (stdout += b.toString()));
+    child.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
+    const code = await new Promise<number | null>((r) => child.once('exit', r));
+    expect(code, stderr).toBe(0);
+    expect(stdout.trim().split('\n')).toEqual([out, ...['.mp3', '.json', '.vtt'].map((e) => out.replace(/\.epub$/, e))]);
+    const tl = JSON.parse(fs.readFileSync(out.replace(/\.epub$/, '.json'), 'utf8')) as Timeline;
+    expect(tl.words.map((w) => w.word)).toEqual(book.words);
+    expect(tl.words.filter((w, i) => w.start !== null && !book.spoken[i])).toEqual([]);
+    expect(tl.coverage.words_timed).toBeGreaterThanOrEqual(80);
+    expect((await epubcheck(out)).summary).toMatch(/0 fatals \/ 0 errors \/ 0 warnings/);
+  });
+});

@@ -13,6 +13,7 @@ import { LocalStorage } from '../storage/local.ts';
 import { fillOptions } from './options.ts';
 import type { RecordingFile } from './types.ts';
 import { probeRecordingFile } from '../speech/align/long/audio.ts';
+import { RECORDING_LANGUAGES, recordingLanguageSupported } from '../speech/align/long/languages.ts';
 import { createAligner, type ClosableAligner } from '../speech/align/registry.ts';
 import { defaultFormat, isOutputOf, loadPipeline, pipelineAccepts } from './registry.ts';
 
@@ -55,6 +56,8 @@ export async function runPipelineOnFile(o: RunFileOptions): Promise<{ files: str
   const recording: RecordingFile[] = [];
   if (type === 'readalong') {
     if (!o.audio?.length) throw new Error('lectern run readalong needs the recording: --audio FILE (once per file, any order)');
+    if (!recordingLanguageSupported(o.language)) throw new Error(`--language ${o.language}: read-along from a recording supports ${RECORDING_LANGUAGES} for now`);
+    if (o.speed !== 1) throw new Error('--speed: a read-along plays the recording as it is (speed 1)');
     for (const [k, file] of o.audio.entries()) {
       await probeRecordingFile(file, k);
       recording.push({ path: file, name: path.basename(file), sha256: await fileSha256(file) });
