@@ -8,7 +8,7 @@ import path from 'node:path';
 import { OUTPUT_FILES } from '../core/output-files.ts';
 import type { DocumentModel } from '../documents/model.ts';
 import { buildEpub } from '../epub/build.ts';
-import { renderHighlightVideo } from '../media/highlight-video.ts';
+import { renderHighlightVideo } from '../video/highlight-video.ts';
 import { writeNarrationFiles, type NarrationFiles } from './narration-files.ts';
 import { narrateDocument } from './narrate-document.ts';
 import { writeReaderZip } from './reader-output.ts';

@@ -3,44 +3,14 @@
 // all start here, so a word's (page, block, index) identity is the same in each output.
 import { readDocument, spokenText, type DocumentModel } from '../documents/model.ts';
 import { sourceTimings, spokenForms, type SpokenText } from '../speech/spoken-forms.ts';
-import type { WordTiming } from '../speech/types.ts';
+import { isTimed, type TimelineEntry, type TimelineWord, type WordTiming } from '../core/timeline.ts';
 import { tokenizeWords, utf8Bytes } from '../speech/words.ts';
 import { narrate, type Narration } from './narrate.ts';
 import { chunkSentences, splitSentences } from '../speech/sentences.ts';
 import type { PipelineContext } from './types.ts';
 
-/** One source word, in document order: (page, block) and its position among the block's words identify it. */
-export interface TimelineWord {
-  word: string;
-  start: number;
-  end: number;
-  /** 1-based page (PDF page, EPUB chapter; 1 for text and Markdown). */
-  page: number;
-  /** 0-based block index within the page. */
-  block: number;
-}
+export { isTimed, type SkippedWord, type TimelineEntry, type TimelineWord } from '../core/timeline.ts';
 
-/**
- * A source word the narration never speaks (a recording that skips it: no time is invented).
- * timeline.json writes it as `{word, start: null, end: null, page, block, skipped: true}`.
- */
-export interface SkippedWord {
-  word: string;
-  start: null;
-  end: null;
-  page: number;
-  block: number;
-  skipped: true;
-}
-
-/**
- * What the render stages (EPUB, highlight video, reader, cues, chapters) take: every source
- * word in reading order, timed, or skipped when the narration does not speak it. A narration
- * Lectern made times every word; one from a person's recording may skip some.
- */
-export type TimelineEntry = TimelineWord | SkippedWord;
-
-export const isTimed = (w: TimelineEntry): w is TimelineWord => w.start !== null;
 
 export interface NarrationChunk {
   text: string;

@@ -2,15 +2,12 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { ServiceConfig } from '../config.ts';
-import type { PipelineType } from '../jobs/types.ts';
-import { PIPELINE_TYPES } from '../jobs/types.ts';
 import type { Logger } from '../log.ts';
 import { sniff, SNIFF_BYTES } from '../media/sniff.ts';
 import { createLocalSpeech } from '../speech/local.ts';
 import { scratchName } from '../storage.ts';
 import { LocalStorage } from '../storage/local.ts';
-import { fillOptions } from './options.ts';
+import { fillOptions, PIPELINE_TYPES, type PipelineType } from './options.ts';
 import type { RecordingFile } from './types.ts';
 import { probeRecordingFile } from '../speech/align/long/audio.ts';
 import { RECORDING_LANGUAGES, recordingLanguageSupported } from '../speech/align/long/languages.ts';
@@ -18,7 +15,8 @@ import { createAligner, type ClosableAligner } from '../speech/align/registry.ts
 import { defaultFormat, isOutputOf, loadPipeline, pipelineAccepts } from './registry.ts';
 
 export interface RunFileOptions {
-  config: ServiceConfig;
+  /** The service config's fields of these names. */
+  config: { dataDir: string; modelsDir: string; tts: { backend: string; voice: string | null } };
   log: Logger;
   pipeline: string;
   file: string;
@@ -48,7 +46,7 @@ export async function runPipelineOnFile(o: RunFileOptions): Promise<{ files: str
   await fh.close();
   const kind = sniff(head.subarray(0, bytesRead), o.file);
   if (!kind) throw new Error(`${o.file}: unsupported file type`);
-  const accepted = pipelineAccepts(type, { id: 'file', original_name: path.basename(o.file), size_bytes: 0, content_type: kind.contentType, kind: kind.kind, path: o.file, sha256: '', owner: null, created_at: '' }, o.format);
+  const accepted = pipelineAccepts(type, { id: 'file', content_type: kind.contentType }, o.format);
   if (accepted !== true) throw new Error(accepted);
   const format = o.format ?? defaultFormat(type);
   if (!isOutputOf(type, format)) throw new Error(`--format ${format} is not an output of the ${type} pipeline`); // pipelineAccepts said so already
