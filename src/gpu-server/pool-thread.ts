@@ -105,7 +105,7 @@ async function run(task: Task): Promise<TaskResult> {
       const model = `asr:${task.transcriber}`;
       const t0 = performance.now();
       const r = await cache.get({ model, device: data.device, computeType: data.computeType }, async () => {
-        const { createTranscriber } = await import('../speech/asr/registry.ts');
+        const { createTranscriber } = await import('../speech/asr/transcribers.ts');
         return createTranscriber(task.transcriber, { modelsDir: data.modelsDir, device: data.device });
       });
       const loadMs = r.hit ? 0 : performance.now() - t0;
