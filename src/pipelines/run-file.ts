@@ -8,6 +8,7 @@ import type { Logger } from '../log.ts';
 import { sniff, SNIFF_BYTES } from '../media/sniff.ts';
 import { createLocalSpeech } from '../speech/local.ts';
 import { scratchName } from '../storage.ts';
+import { speechForVoice } from '../voices/resolve.ts';
 import { LocalStorage } from '../storage/local.ts';
 import { fillOptions } from './options.ts';
 import { defaultFormat, isOutputOf, loadPipeline, pipelineAccepts } from './registry.ts';
@@ -51,21 +52,23 @@ export async function runPipelineOnFile(o: RunFileOptions): Promise<{ files: str
   await storage.init();
   const workDir = path.join(storage.tmpDir, scratchName('run'));
   await fs.promises.mkdir(workDir, { recursive: true });
-  const speech = await createLocalSpeech(o.config.tts.backend, { modelsDir: o.config.modelsDir, device: 'cpu', voice: o.config.tts.voice });
+  const speech = await createLocalSpeech(o.config.tts.backend, { modelsDir: o.config.modelsDir, device: 'cpu', voice: o.config.tts.voice, aligner: o.config.tts.aligner });
   try {
+    // The engine and voice this file is narrated with (auto: --voice's engine, or the language's default voice).
+    const bound = await speechForVoice(speech, o.voice, o.language);
     const pipeline = await loadPipeline(type, format);
     const result = await pipeline.run({
       input: {
         jobId: 'cli',
         document: { path: o.file, originalName: path.basename(o.file), contentType: kind.contentType },
         language: o.language,
-        voiceId: o.voice,
+        voiceId: bound.voiceId,
         options: fillOptions({ format, speed: o.speed, ...o.video }),
         title: null,
       },
       outputDir: workDir,
       cacheDir: storage.cacheDir,
-      speech,
+      speech: bound.speech,
       log: o.log,
       progress: (phase, current, total) => o.onProgress?.(phase, current, total),
       cancelled: async () => false,
