@@ -17,7 +17,9 @@ Commands:
                 (examples/tts-process/: the reference adapter and its protocol)
   run PIPELINE FILE
                one pipeline without the API: lectern run audio notes.md --out notes.mp3
-               (--language en-US --voice ID --speed 1.0 --data-dir ./data --format FMT)
+               (--language en-US --voice ID --speed 1.0 --data-dir ./data --format FMT
+                --tts-backend auto|espeak|piper --aligner auto|hmm|dtw)
+               no --voice: the language's default voice (Piper where installed for it, else eSpeak NG)
                lectern run highlight paper.pdf --format mp4|reader (--width 1280 --height 720 --fps 24)
 
 Security (serve, worker, gpu-server):

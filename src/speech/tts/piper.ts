@@ -42,8 +42,6 @@ export interface PiperScales {
 export interface PiperBackendOptions extends TtsBackendOptions {
   /** Overrides the voice config's `inference` section (0 noise gives repeatable output). */
   scales?: Partial<PiperScales>;
-  /** Most sentences in one session run. */
-  maxBatch?: number;
   /** Pause inserted between sentences, as Piper's sentence_silence. */
   sentenceSilenceS?: number;
   /** Text → one IPA string per sentence; eSpeak NG through its helper program by default. */
