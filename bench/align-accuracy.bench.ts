@@ -22,10 +22,14 @@ import { createDtwAligner } from '../src/speech/align/dtw.ts';
 import { createHmmAligner } from '../src/speech/align/hmm.ts';
 import type { WordTiming } from '../src/speech/types.ts';
 import { tokenizeWords } from '../src/speech/words.ts';
-import { piperExactClips } from './piper-exact.ts';
+import { piperExactClips, PIPER_EXACT_DIR } from './piper-exact.ts';
+import { skipQuick } from './quick.ts';
 import { emptyScore, loadHandReferences, scoreAgainst, type HandReference, type Score } from '../test/fixtures/alignment/hand/references.ts';
 
-const quick = process.argv.includes('quick');
+if (!existsSync(path.join(PIPER_EXACT_DIR, 'refs.json')) || !existsSync(path.join(import.meta.dirname, '.peers', 'node_modules', 'echogarden'))) {
+  skipQuick('needs bench/.cache/piper-exact and echogarden in bench/.peers (made by a first full run: node --import tsx bench/align-accuracy.bench.ts quick)');
+}
+const quick = process.argv.includes('quick') || process.env.BENCH_QUICK === '1';
 // `ideas`: also the variants tried and not adopted (4 decodes at 0/2.5/5/7.5 ms offsets averaged; 5 ms frames)
 const ideas = process.argv.includes('ideas');
 const root = path.join(import.meta.dirname, '..');

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { Bench } from 'tinybench';
 import { createDtwAligner } from '../src/speech/align/dtw.ts';
 import { decodeWav } from '../src/media/wav.ts';
+import { sized } from './quick.ts';
 
 const root = path.join(import.meta.dirname, '..', 'test', 'fixtures');
 const clips: { samples: Float32Array; text: string; ref: { start: number; end: number }[] }[] = [];
@@ -37,13 +38,13 @@ function build(seconds: number): { samples: Float32Array; text: string; ref: { s
   return { samples, text: words.join(' '), ref };
 }
 
-const minutes = Number(process.argv[2] ?? 60);
+const minutes = sized(Number(process.argv[2] ?? 60), 0.25);
 const stages = new Map<string, number>();
 const native = await createDtwAligner({ onStage: (name, ms) => stages.set(name, (stages.get(name) ?? 0) + ms) });
 const ts = await createDtwAligner({ useReference: true });
 
-const minute = build(60);
-const bench = new Bench({ iterations: 3, warmupIterations: 1, time: 0 });
+const minute = build(sized(60, 5));
+const bench = new Bench({ iterations: sized(3, 1), warmupIterations: sized(1, 0), time: 0 });
 bench.add('ts reference, 1 min (baseline)', () => ts.align(minute.samples, 16000, minute.text, 'en-US').then(() => {}));
 bench.add('native addon, 1 min', () => native.align(minute.samples, 16000, minute.text, 'en-US').then(() => {}));
 await bench.run();

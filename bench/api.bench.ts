@@ -14,10 +14,11 @@ import { randomUUID } from 'node:crypto';
 import { INTERNAL } from '../src/core/caller.ts';
 import { JOB_STATUSES } from '../src/jobs/types.ts';
 import { testEnv, type Mode } from '../test/helpers/service.ts';
+import { sized } from './quick.ts';
 
-const SECONDS = Number(process.argv[2] ?? 5);
-const CONCURRENCY = Number(process.argv[3] ?? 16);
-const JOBS = 10_000;
+const SECONDS = sized(Number(process.argv[2] ?? 5), 0.2);
+const CONCURRENCY = sized(Number(process.argv[3] ?? 16), 2);
+const JOBS = sized(10_000, 200);
 const TOKENS = { alice: 'alice-bench-token-0123456789', bob: 'bob-bench-token-0123456789ab', root: 'root-bench-token-0123456789a' };
 
 interface Result {
@@ -92,8 +93,8 @@ for (const mode of ['embedded', 'distributed'] as Mode[]) {
     await load({ url: () => `${svc.url}/health` }); // warm-up: JIT, connections, caches
     const [health] = await load({ url: () => `${svc.url}/health` });
     const [one] = await load({ url: () => `${svc.url}/api/jobs/${ids.alice[i++ % half]}`, token: TOKENS.alice });
-    const [own] = await load({ url: () => `${svc.url}/api/jobs?limit=100&offset=${(i++ % 50) * 100}`, token: TOKENS.alice });
-    const [all] = await load({ url: () => `${svc.url}/api/jobs?limit=100&offset=${(i++ % 100) * 100}`, token: TOKENS.root });
+    const [own] = await load({ url: () => `${svc.url}/api/jobs?limit=100&offset=${(i++ % (JOBS / 200)) * 100}`, token: TOKENS.alice });
+    const [all] = await load({ url: () => `${svc.url}/api/jobs?limit=100&offset=${(i++ % (JOBS / 100)) * 100}`, token: TOKENS.root });
     const [notYours, missing] = await load(
       { url: () => `${svc.url}/api/jobs/${ids.alice[i++ % half]}`, token: TOKENS.bob, status: 404 },
       { url: () => `${svc.url}/api/jobs/${randomUUID()}`, token: TOKENS.bob, status: 404 },

@@ -8,18 +8,19 @@ import { PROJECT_ROOT, loadGpuServerConfig, parseArgs } from '../src/config.ts';
 import { createLogger } from '../src/log.ts';
 import { chooseBackend, startGpuServer } from '../src/gpu-server/index.ts';
 import { SENTENCES } from './sentences.ts';
+import { QUICK, sized } from './quick.ts';
 
 const { flags } = parseArgs(process.argv.slice(2));
 const MODELS = path.join(PROJECT_ROOT, 'models');
-const backend = typeof flags.backend === 'string' ? flags.backend : chooseBackend(MODELS);
-const workers = Number(flags.workers ?? 2);
-const rounds = Number(flags.rounds ?? 4);
+const backend = typeof flags.backend === 'string' ? flags.backend : QUICK ? 'espeak' : chooseBackend(MODELS);
+const workers = Number(flags.workers ?? sized(2, 1));
+const rounds = Number(flags.rounds ?? sized(4, 1));
 // The server's defaults unless given: --intra-op 0 (onnxruntime's own: every core per worker)
 // and --session-batch 16 reproduce the settings before they were tuned for CPU.
 const intraOpThreads = flags['intra-op'] === undefined ? undefined : Number(flags['intra-op']);
 const sessionBatch = flags['session-batch'] === undefined ? undefined : Number(flags['session-batch']);
-const CLIENTS = 32;
-const PER_CLIENT = 2;
+const CLIENTS = sized(32, 4);
+const PER_CLIENT = sized(2, 1);
 
 interface Run { seconds: number; latencies: number[]; requests: number }
 

@@ -15,19 +15,20 @@ import { Bench } from 'tinybench';
 import { readDocument, type DocumentModel } from '../src/documents/model.ts';
 import { createLogger } from '../src/log.ts';
 import { ffmpeg } from '../src/media/ffmpeg.ts';
-import { planStates, renderHighlightVideo } from '../src/media/highlight-video.ts';
+import { planStates, renderHighlightVideo } from '../src/video/highlight-video.ts';
 import { narrateModel } from '../src/pipelines/narrate-document.ts';
 import { writeNarrationFiles } from '../src/pipelines/narration-files.ts';
 import { fillOptions } from '../src/pipelines/options.ts';
 import type { PipelineContext } from '../src/pipelines/types.ts';
 import { createLocalSpeech } from '../src/speech/local.ts';
+import { QUICK, sized } from './quick.ts';
 
 const FIX = path.join(import.meta.dirname, '..', 'test', 'fixtures', 'documents');
 const arg = (name: string, d: number) => (process.argv.includes(name) ? Number(process.argv[process.argv.indexOf(name) + 1]) : d);
-const PAGES = arg('--pages', 8);
-const CHAPTERS = arg('--chapters', 2);
-const W = 1280;
-const H = 720;
+const PAGES = arg('--pages', sized(8, 1));
+const CHAPTERS = arg('--chapters', sized(2, 1));
+const W = sized(1280, 320);
+const H = sized(720, 180);
 const FPS = 24;
 
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'lectern-highlight-bench-'));
@@ -55,7 +56,9 @@ async function narrated(name: string, doc: DocumentModel) {
 // place with no blocks, so page indices (and PDF page rendering) stay those of the file.
 const keep = (doc: DocumentModel, minWords: number, n: number): DocumentModel => {
   const chosen = new Set(doc.pages.filter((p) => p.blocks.reduce((k, b) => k + b.words.length, 0) >= minWords).slice(0, n).map((p) => p.index));
-  return { ...doc, toc: [], pages: doc.pages.map((p) => (chosen.has(p.index) ? p : { ...p, blocks: [] })) };
+  // Quick mode: two blocks of the page are enough to run every stage.
+  const blocks = (p: DocumentModel['pages'][number]) => (QUICK ? p.blocks.slice(0, 2) : p.blocks);
+  return { ...doc, toc: [], pages: doc.pages.map((p) => (chosen.has(p.index) ? { ...p, blocks: blocks(p) } : { ...p, blocks: [] })) };
 };
 const pdfCut = keep(await readDocument(path.join(FIX, 'live-manual.en.pdf'), 'application/pdf'), 30, PAGES);
 const epubCut = keep(await readDocument(path.join(FIX, 'war-of-the-worlds.epub'), 'application/epub+zip'), 200, CHAPTERS);

@@ -16,10 +16,12 @@ import { fillOptions, type OutputFormat } from '../src/pipelines/options.ts';
 import type { Pipeline, PipelineContext } from '../src/pipelines/types.ts';
 import { createLocalSpeech } from '../src/speech/local.ts';
 import { makePdf } from '../test/helpers/make-documents.ts';
+import { QUICK, sized } from './quick.ts';
 
 const root = path.join(import.meta.dirname, '..');
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'lectern-lipsync-pipeline-bench-'));
-const PAGES = ['Hello from the first page of this book.', 'The second page says a little more than that.', 'And the third page ends the story here.'];
+const ALL_PAGES = ['Hello from the first page of this book.', 'The second page says a little more than that.', 'And the third page ends the story here.'];
+const PAGES = QUICK ? ['Hello.'] : ALL_PAGES;
 const pdf = path.join(tmp, 'three.pdf');
 fs.writeFileSync(pdf, makePdf({ pages: PAGES.map((text) => [{ text, x: 72, y: 700, size: 14 }]) }));
 const config = loadServiceConfig({}, { LECTERN_DATA_DIR: tmp, LECTERN_LIPSYNC_PROVIDER: 'viseme' });
@@ -57,7 +59,7 @@ async function run(p: Pipeline, format: OutputFormat): Promise<void> {
   narrated = r.duration_seconds ?? 0;
 }
 
-const bench = new Bench({ iterations: 3, warmupIterations: 1, time: 0 });
+const bench = new Bench({ iterations: sized(3, 1), warmupIterations: sized(1, 0), time: 0 });
 bench.add('audio pipeline, mp3 (baseline: narration only)', () => run(audioPipeline, 'mp3'));
 bench.add('lipsync pipeline, reader (viseme fast)', () => run(lipsyncPipeline, 'reader'));
 await bench.run();

@@ -11,19 +11,24 @@ import { Bench } from 'tinybench';
 import { ffmpeg } from '../src/media/ffmpeg.ts';
 import { VISEME_PRESETS, generateViseme, pingPong, type VisemeSettings } from '../src/speech/lipsync/viseme/generate.ts';
 import { probeVideo, readFrames, writeMp4 } from '../src/speech/lipsync/viseme/video.ts';
+import { QUICK, sized } from './quick.ts';
 
 const root = path.join(import.meta.dirname, '..');
-const NARRATION = path.join(root, 'test/fixtures/speech/jfk.wav');
 const SOURCE = path.join(root, 'test/fixtures/video/presenter.mp4');
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'lectern-lipsync-bench-'));
+// Quick mode: the first second of the narration and two small heights.
+const NARRATION = QUICK ? path.join(tmp, 'jfk-1s.wav') : path.join(root, 'test/fixtures/speech/jfk.wav');
+if (QUICK) await ffmpeg(['-y', '-i', path.join(root, 'test/fixtures/speech/jfk.wav'), '-t', '1', NARRATION]);
+const LOW = sized(480, 144);
+const HIGH = sized(720, 192);
 
 const refs: Record<string, string> = {};
-for (const h of [480, 720]) {
+for (const h of QUICK ? [LOW] : [LOW, HIGH]) {
   refs[h] = path.join(tmp, `presenter-${h}p.mp4`);
   await ffmpeg(['-y', '-i', SOURCE, '-vf', `scale=-2:${h}:flags=lanczos`, '-c:v', 'libx264', '-crf', '18', '-preset', 'veryfast', '-c:a', 'copy', refs[h]!]);
 }
-const info = await probeVideo(refs[480]!);
-const narrationS = 11.0;
+const info = await probeVideo(refs[LOW]!);
+const narrationS = sized(11.0, 1.0);
 const frames = Math.round(narrationS * info.fps);
 
 async function viseme(h: number, settings: VisemeSettings): Promise<void> {
@@ -40,14 +45,17 @@ async function passThrough(h: number, settings: VisemeSettings): Promise<void> {
   await w.finish();
 }
 
-const fast720: VisemeSettings = { ...VISEME_PRESETS.fast!, maxHeight: 720 };
-const bench = new Bench({ iterations: 3, warmupIterations: 1, time: 0 });
-bench.add('480p decode+encode only (baseline)', () => passThrough(480, VISEME_PRESETS.fast!));
-bench.add('480p viseme fast', () => viseme(480, VISEME_PRESETS.fast!));
-bench.add('480p viseme quality', () => viseme(480, { ...VISEME_PRESETS.quality!, maxHeight: 480 }));
-bench.add('720p decode+encode only (baseline)', () => passThrough(720, fast720));
-bench.add('720p viseme fast settings', () => viseme(720, fast720));
-bench.add('720p viseme quality', () => viseme(720, VISEME_PRESETS.quality!));
+const fastLow: VisemeSettings = { ...VISEME_PRESETS.fast!, maxHeight: LOW };
+const fastHigh: VisemeSettings = { ...VISEME_PRESETS.fast!, maxHeight: HIGH };
+const bench = new Bench({ iterations: sized(3, 1), warmupIterations: sized(1, 0), time: 0 });
+bench.add(`${LOW}p decode+encode only (baseline)`, () => passThrough(LOW, fastLow));
+bench.add(`${LOW}p viseme fast`, () => viseme(LOW, fastLow));
+bench.add(`${LOW}p viseme quality`, () => viseme(LOW, { ...VISEME_PRESETS.quality!, maxHeight: LOW }));
+if (!QUICK) {
+  bench.add(`${HIGH}p decode+encode only (baseline)`, () => passThrough(HIGH, fastHigh));
+  bench.add(`${HIGH}p viseme fast settings`, () => viseme(HIGH, fastHigh));
+  bench.add(`${HIGH}p viseme quality`, () => viseme(HIGH, { ...VISEME_PRESETS.quality!, maxHeight: HIGH }));
+}
 await bench.run();
 
 const med = (name: string) => bench.tasks.find((t) => t.name === name)!.result!.latency.p50!;
@@ -57,11 +65,11 @@ for (const t of bench.tasks) {
   const fps = frames / (ms / 1000);
   console.log(`${t.name.padEnd(38)} median ${(ms / 1000).toFixed(2)} s  ${fps.toFixed(1)} fps  ${(fps / 25).toFixed(2)}x real time (25 fps)`);
 }
-for (const h of [480, 720]) {
+for (const h of QUICK ? [LOW] : [LOW, HIGH]) {
   const base = med(`${h}p decode+encode only (baseline)`);
-  const name = h === 480 ? '480p viseme fast' : '720p viseme fast settings';
+  const name = h === LOW ? `${LOW}p viseme fast` : `${HIGH}p viseme fast settings`;
   console.log(`${name}: ${(med(name) / base).toFixed(2)}x the decode+encode baseline's time`);
 }
-const fast480 = frames / (med('480p viseme fast') / 1000);
-console.log(`target ≥ 25 fps at 480p (fast): ${fast480 >= 25 ? 'met' : 'NOT met'} (${fast480.toFixed(1)} fps)`);
+const fast480 = frames / (med(`${LOW}p viseme fast`) / 1000);
+console.log(`target ≥ 25 fps at ${LOW}p (fast): ${fast480 >= 25 ? 'met' : 'NOT met'} (${fast480.toFixed(1)} fps)`);
 rmSync(tmp, { recursive: true, force: true });

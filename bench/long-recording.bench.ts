@@ -20,10 +20,12 @@ import { alignRecording, type RecordingAlignment } from '../src/speech/align/lon
 import { createAligner } from '../src/speech/align/registry.ts';
 import { createLocalSpeech } from '../src/speech/local.ts';
 import { tokenizeWords } from '../src/speech/words.ts';
-import { ivrPrompts, largeMessyBook, librivoxClips, smallMessyBook, spotCheck, type BookPart } from '../test/helpers/messy-book.ts';
+import { skipQuick } from './quick.ts';
+import { IVR_DIR, ivrPrompts, largeMessyBook, librivoxClips, smallMessyBook, spotCheck, type BookPart } from '../test/helpers/messy-book.ts';
 
 const args = process.argv.slice(2);
 const quick = args.includes('quick') || process.env.BENCH_QUICK === '1';
+if (!fs.existsSync(IVR_DIR) || !fs.existsSync('/usr/share/doc/asterisk-core-sounds-en/core-sounds-en.txt.gz')) skipQuick('needs the Debian packages asterisk-core-sounds-en-wav and asterisk-core-sounds-en (not installed by scripts/setup.sh)');
 const alignerName = args[args.indexOf('--aligner') + 1] && args.includes('--aligner') ? args[args.indexOf('--aligner') + 1]! : 'dtw';
 const minutes = quick ? 3 : Number(args.find((a) => /^\d+(\.\d+)?$/.test(a)) ?? 60);
 const DIR = path.join(os.tmpdir(), `lectern-bench-long8k-${minutes}`);

@@ -12,18 +12,19 @@ import { PROJECT_ROOT, loadGpuServerConfig, parseArgs } from '../src/config.ts';
 import { chooseBackend, startGpuServer } from '../src/gpu-server/index.ts';
 import { createLogger } from '../src/log.ts';
 import { SENTENCES } from './sentences.ts';
+import { QUICK } from './quick.ts';
 
 const { flags } = parseArgs(process.argv.slice(2));
-const quick = flags.quick === true || flags.quick === 'true';
+const quick = QUICK || flags.quick === true || flags.quick === 'true';
 const MODELS = path.join(PROJECT_ROOT, 'models');
-const backend = typeof flags.backend === 'string' ? flags.backend : chooseBackend(MODELS);
-const workers = Number(flags.workers ?? 2);
-const rounds = Number(flags.rounds ?? (quick ? 2 : 6));
-const words = Number(flags.words ?? (quick ? 200 : 2000));
+const backend = typeof flags.backend === 'string' ? flags.backend : QUICK ? 'espeak' : chooseBackend(MODELS);
+const workers = Number(flags.workers ?? (QUICK ? 1 : 2));
+const rounds = Number(flags.rounds ?? (QUICK ? 1 : quick ? 2 : 6));
+const words = Number(flags.words ?? (QUICK ? 40 : quick ? 200 : 2000));
 const format = typeof flags.format === 'string' ? flags.format : 'mp3';
 // The engine voice both routes get (an id the backend lists passes /v1 unchanged).
 const voice = typeof flags.voice === 'string' ? flags.voice : backend === 'piper' ? 'en_US-joe-medium' : 'gmw/en-US';
-const CLIENTS = quick ? 4 : 16;
+const CLIENTS = QUICK ? 2 : quick ? 4 : 16;
 const PER_CLIENT = 2;
 
 const srv = await startGpuServer(

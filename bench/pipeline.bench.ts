@@ -17,11 +17,12 @@ import { audioPipeline } from '../src/pipelines/audio.ts';
 import { fillOptions } from '../src/pipelines/options.ts';
 import { createLocalSpeech } from '../src/speech/local.ts';
 import { makeEpub3 } from '../test/helpers/make-documents.ts';
+import { QUICK, sized } from './quick.ts';
 
 const BOOK = path.join(import.meta.dirname, '..', 'test', 'fixtures', 'documents', 'war-of-the-worlds.epub');
 const EPUB = 'application/epub+zip';
 const arg = process.argv.indexOf('--chapters');
-const chapters = arg > 0 ? Number(process.argv[arg + 1]) : 0;
+const chapters = arg > 0 ? Number(process.argv[arg + 1]) : sized(0, 1);
 const backend = process.env.LECTERN_TTS_BACKEND ?? 'espeak';
 const fmtArg = process.argv.indexOf('--format');
 const format = fmtArg > 0 && process.argv[fmtArg + 1] === 'm4b' ? 'm4b' : 'mp3';
@@ -31,13 +32,14 @@ let input = BOOK;
 if (chapters > 0) {
   // A smaller book made of the first chapters' own text, for a quick run.
   const full = await readDocument(BOOK, EPUB);
-  const picked = full.pages.filter((p) => p.blocks.length > 0).slice(0, chapters);
+  // Quick mode: the first chapter's first three paragraphs.
+  const picked = full.pages.filter((p) => p.blocks.length > 0).slice(0, chapters).map((p) => (QUICK ? { ...p, blocks: p.blocks.slice(0, 3) } : p));
   input = path.join(work, 'part.epub');
   const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;');
   fs.writeFileSync(input, makeEpub3({ title: full.title!, author: full.author!, language: 'en', chapters: picked.map((p, i) => ({ title: `Part ${i + 1}`, paragraphs: p.blocks.map((b) => esc(b.text)) })) }));
 }
 
-const bench = new Bench({ iterations: 5, warmupIterations: 1, time: 0 });
+const bench = new Bench({ iterations: sized(5, 1), warmupIterations: sized(1, 0), time: 0 });
 bench.add('extract (readDocument)', async () => {
   await readDocument(input, EPUB);
 });

@@ -8,6 +8,7 @@ import { decodeAudio } from '../src/media/ffmpeg.ts';
 import { createTranscriber } from '../src/speech/asr/registry.ts';
 import { wordErrorRate } from '../src/speech/asr/wer.ts';
 import { TTS_BACKENDS, createTtsBackend } from '../src/speech/tts/registry.ts';
+import { QUICK } from './quick.ts';
 
 const SPEECH = path.resolve('test/fixtures/speech');
 const MODELS = path.resolve('models');
@@ -20,7 +21,8 @@ const sentences = fs
   .map((line) => {
     const m = /<s>(.*)<\/s>\s*\(([^)]+)\)/.exec(line)!;
     return { id: m[2]!, text: m[1]!.trim() };
-  });
+  })
+  .slice(0, QUICK ? 1 : undefined);
 
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 
@@ -38,9 +40,10 @@ async function main() {
 
   const real = await Promise.all(sentences.map(async (s) => ({ audio: await decodeAudio(path.join(SPEECH, `${s.id}.wav`), 16000), rate: 16000, reference: s.text })));
   const base = await score('real LibriVox recordings (baseline)', real);
-  await score('real jfk.wav', [{ audio: await decodeAudio(path.join(SPEECH, 'jfk.wav'), 16000), rate: 16000, reference: JFK }]);
+  if (!QUICK) await score('real jfk.wav', [{ audio: await decodeAudio(path.join(SPEECH, 'jfk.wav'), 16000), rate: 16000, reference: JFK }]);
 
-  for (const name of TTS_BACKENDS) {
+  // Quick mode: eSpeak only (Piper has its own benches, tts-piper and voices).
+  for (const name of QUICK ? ['espeak'] : TTS_BACKENDS) {
     try {
       const tts = await createTtsBackend(name, { modelsDir: MODELS, device: 'cpu' });
       const outs = await tts.synthesize(sentences.map((s) => ({ text: `${s.text}.`, language: 'en-US' })));

@@ -15,10 +15,11 @@ import { pipeline } from 'node:stream/promises';
 import { loadServiceConfig, PROJECT_ROOT } from '../src/config.ts';
 import { createStorage } from '../src/storage/index.ts';
 import { startS3 } from '../test/helpers/s3.ts';
+import { QUICK, sized } from './quick.ts';
 
-const SIZE_MB = Number(process.argv[2] ?? 200);
-const REPS = Number(process.argv[3] ?? 3);
-const SIZES = [Math.max(1, Math.round(SIZE_MB / 4)), SIZE_MB]; // RSS at two sizes
+const SIZE_MB = sized(Number(process.argv[2] ?? 200), 2);
+const REPS = sized(Number(process.argv[3] ?? 3), 1);
+const SIZES = QUICK ? [SIZE_MB] : [Math.max(1, Math.round(SIZE_MB / 4)), SIZE_MB]; // RSS at two sizes (one in quick mode)
 const MB = 1_000_000;
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'lectern-bench-storage-'));
@@ -174,7 +175,7 @@ for (const r of rows) {
   console.log(`${r.store.padEnd(13)} ${String(r.sizeMb).padStart(4)} MB  ${r.upMBs.toFixed(1).padStart(10)}   ${r.downMBs.toFixed(1).padStart(12)}   ${rss}`);
 }
 const at = (store: string, size: number) => rows.find((r) => r.store === store && r.sizeMb === size)!;
-const big = SIZES[1]!;
+const big = SIZES.at(-1)!;
 const small = SIZES[0]!;
 console.log(`S3/local at ${big} MB: upload ${(at('s3 redirect', big).upMBs / at('local', big).upMBs).toFixed(2)}x, download (redirect) ${(at('s3 redirect', big).downMBs / at('local', big).downMBs).toFixed(2)}x, download (proxy) ${(at('s3 proxy', big).downMBs / at('local', big).downMBs).toFixed(2)}x (goal ≥ 0.5x)`);
 console.log(`S3 through the API / s3rver alone at ${big} MB: upload ${(at('s3 redirect', big).upMBs / at('s3rver alone', big).upMBs).toFixed(2)}x, download (proxy) ${(at('s3 proxy', big).downMBs / at('s3rver alone', big).downMBs).toFixed(2)}x`);

@@ -13,6 +13,7 @@ import { loadServiceConfig } from '../src/config.ts';
 import { INTERNAL, tokenCaller } from '../src/core/caller.ts';
 import { createStores } from '../src/jobs/index.ts';
 import { JOB_STATUSES, type Stores } from '../src/jobs/types.ts';
+import { sized } from './quick.ts';
 
 const PG_URL = process.env.LECTERN_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS_URL = process.env.LECTERN_BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -42,11 +43,13 @@ async function seeded(mode: 'embedded' | 'distributed', n: number): Promise<Stor
 
 const rows: string[] = [];
 for (const mode of ['embedded', 'distributed'] as const) {
-  const small = await seeded(mode, 100);
-  const big = await seeded(mode, 10_000);
-  const bench = new Bench({ time: 1000, warmupTime: 200 });
+  const SMALL = sized(100, 10);
+  const BIG = sized(10_000, 100);
+  const small = await seeded(mode, SMALL);
+  const big = await seeded(mode, BIG);
+  const bench = new Bench(sized({ time: 1000, warmupTime: 200 }, { time: 0, iterations: 3, warmup: false }));
   let i = 0;
-  for (const [label, s, n] of [['100 jobs', small, 100], ['10000 jobs', big, 10_000]] as const) {
+  for (const [label, s, n] of [['100 jobs', small, SMALL], ['10000 jobs', big, BIG]] as const) {
     bench.add(`${mode} getJob ${label}`, async () => {
       await s.jobs.getJob(String((i++ % n) + 1).padStart(8, '0'), INTERNAL);
     });

@@ -4,9 +4,10 @@
 import path from 'node:path';
 import { Bench } from 'tinybench';
 import { createPiperBackend } from '../src/speech/tts/piper.ts';
+import { QUICK, sized } from './quick.ts';
 
 const device = (process.env.LECTERN_BENCH_DEVICE as 'cpu' | 'cuda' | undefined) ?? 'cpu';
-const SENTENCES = [
+const ALL_SENTENCES = [
   'And mister John Dashwood had then leisure to consider how much there might be prudently in his power to do for them.',
   'He was not an ill disposed young man.',
   'Unless to be rather cold hearted and rather selfish is to be ill disposed.',
@@ -16,6 +17,7 @@ const SENTENCES = [
   'Their estate was large, and their residence was at Norland Park, in the centre of their property.',
   'By a former marriage, Mr. Henry Dashwood had one son.',
 ];
+const SENTENCES = QUICK ? ALL_SENTENCES.slice(0, 2) : ALL_SENTENCES;
 
 async function main() {
   const audioSeconds: Record<string, number> = {};
@@ -23,7 +25,7 @@ async function main() {
     { name: 'B=1 (one sentence per run)', maxBatch: 1 },
     { name: 'B=4', maxBatch: 4 },
     { name: 'B=8', maxBatch: 8 },
-  ];
+  ].slice(0, QUICK ? 2 : undefined);
   const backends = await Promise.all(
     variants.map((v) => createPiperBackend({ modelsDir: path.resolve('models'), device, maxBatch: v.maxBatch })),
   );
@@ -31,7 +33,7 @@ async function main() {
   // Warm-up: loads the session (cached, shared by the three backends) and phonemizer.
   await backends[0]!.synthesize(reqs.slice(0, 1));
 
-  const bench = new Bench({ iterations: 3, warmupIterations: 1, time: 0, throws: true });
+  const bench = new Bench({ iterations: sized(3, 1), warmupIterations: sized(1, 0), time: 0, throws: true });
   variants.forEach((v, i) => {
     bench.add(v.name, async () => {
       const outs = await backends[i]!.synthesize(reqs);

@@ -17,9 +17,10 @@ import { createLogger } from '../src/log.ts';
 import { ffmpeg } from '../src/media/ffmpeg.ts';
 import { tokenizeWords } from '../src/speech/words.ts';
 import { measureSpeech, semitones } from '../test/helpers/pitch.ts';
+import { QUICK } from './quick.ts';
 
 const { flags } = parseArgs(process.argv.slice(2));
-const quick = flags.quick === true;
+const quick = QUICK || flags.quick === true;
 const SPEECH = path.join(PROJECT_ROOT, 'test', 'fixtures', 'speech');
 const CARDS = '/usr/share/pocketsphinx/test/data/cards';
 const TEXT = 'The committee will meet again on Thursday to review the final budget proposal, and then it will report to the board.';

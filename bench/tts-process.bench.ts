@@ -23,12 +23,13 @@ import { createLogger } from '../src/log.ts';
 import { decodeAudio } from '../src/media/ffmpeg.ts';
 import { encodeWav } from '../src/media/wav.ts';
 import { SENTENCES } from './sentences.ts';
+import { QUICK } from './quick.ts';
 
 const { flags } = parseArgs(process.argv.slice(2));
-const quick = flags.quick === true;
-const rounds = Number(flags.rounds ?? (quick ? 2 : 7));
-const N = Number(flags.n ?? (quick ? 4 : 16));
-const CLIENTS = quick ? 8 : 32;
+const quick = QUICK || flags.quick === true;
+const rounds = Number(flags.rounds ?? (QUICK ? 1 : quick ? 2 : 7));
+const N = Number(flags.n ?? (QUICK ? 2 : quick ? 4 : 16));
+const CLIENTS = QUICK ? 2 : quick ? 8 : 32;
 const PER_CLIENT = quick ? 1 : 4;
 const ADAPTER = path.resolve(String(flags.adapter ?? path.join(PROJECT_ROOT, 'test', 'helpers', 'espeak-pitch-rate-adapter.py')));
 const JFK = fs.readFileSync(path.join(PROJECT_ROOT, 'test', 'fixtures', 'speech', 'jfk.wav'));
@@ -106,9 +107,10 @@ async function viaHttp(n: number): Promise<number> {
 try {
   await Promise.all([direct.ready, pool.start()]);
   // warm-up: every path has measured the clip once and run each sentence
-  await direct.run(SENTENCES.length, 1);
-  await viaPool(SENTENCES.length, 1);
-  await viaHttp(SENTENCES.length);
+  const warm = QUICK ? 1 : SENTENCES.length;
+  await direct.run(warm, 1);
+  await viaPool(warm, 1);
+  await viaHttp(warm);
   protocolShare[1] = [];
 
   const t = { direct1: [] as number[], protocol1: [] as number[], http1: [] as number[], direct8: [] as number[], protocol8: [] as number[] };

@@ -7,9 +7,10 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Bench } from 'tinybench';
 import { createEspeakBackend } from '../src/speech/tts/espeak.ts';
+import { QUICK, sized } from './quick.ts';
 
 const sentences = readFileSync(path.join(import.meta.dirname, '..', 'test', 'fixtures', 'speech', 'transcription'), 'utf8')
-  .split('\n').map((l) => /^<s> (.*) <\/s>/.exec(l)?.[1]).filter((s): s is string => Boolean(s));
+  .split('\n').map((l) => /^<s> (.*) <\/s>/.exec(l)?.[1]).filter((s): s is string => Boolean(s)).slice(0, QUICK ? 2 : undefined);
 const one = await createEspeakBackend({ modelsDir: 'models', device: 'cpu' });
 const two = [one, await createEspeakBackend({ modelsDir: 'models', device: 'cpu' })];
 let audioSeconds = 0;
@@ -17,7 +18,7 @@ for (const s of sentences) {
   const [o] = await one.synthesize([{ text: s, language: 'en-US' }]);
   audioSeconds += o!.samples.length / o!.sampleRate;
 }
-const bench = new Bench({ iterations: 10, warmupIterations: 2, time: 0 });
+const bench = new Bench({ iterations: sized(10, 1), warmupIterations: sized(2, 0), time: 0 });
 bench.add('espeak-ng command per sentence (baseline)', () => {
   for (const s of sentences) execFileSync('espeak-ng', ['-v', 'en-us', '--stdout', s], { maxBuffer: 1 << 26 });
 });

@@ -4,9 +4,11 @@
 // Run: node --import tsx bench/voices.bench.ts
 import { Bench } from 'tinybench';
 import { testEnv } from '../test/helpers/service.ts';
+import { sized } from './quick.ts';
 
 const t = testEnv('embedded', 'voices_bench');
-const svc = await t.start({ LECTERN_NO_EMBEDDED_WORKER: '1' });
+// A connection left open after the previews would otherwise hold close() for the 10 s grace period.
+const svc = await t.start({ LECTERN_NO_EMBEDDED_WORKER: '1', LECTERN_SHUTDOWN_GRACE_MS: '500' });
 const TEXT = 'The ship left the harbour early in the morning, while the town was still asleep. A cold wind came down from the hills and pushed the small boat toward the open water.';
 let n = 0;
 async function preview(body: Record<string, unknown>): Promise<void> {
@@ -14,7 +16,7 @@ async function preview(body: Record<string, unknown>): Promise<void> {
   if (res.status !== 200) throw new Error(`preview: HTTP ${res.status} ${await res.text()}`);
   await res.arrayBuffer();
 }
-const bench = new Bench({ iterations: 20, warmupIterations: 2, time: 0 });
+const bench = new Bench({ iterations: sized(20, 2), warmupIterations: sized(2, 0), time: 0 });
 bench.add('espeak preview, fresh text (baseline)', () => preview({ voice_id: 'espeak-en-us', text: `${TEXT} Take ${n++}.` }));
 bench.add('espeak preview, cached', () => preview({ voice_id: 'espeak-en-us', text: TEXT }));
 bench.add('piper preview, fresh text', () => preview({ voice_id: 'piper-en-us-joe', text: `${TEXT} Take ${n++}.` }));

@@ -16,7 +16,7 @@ import { ffprobe } from '../src/media/ffmpeg.ts';
 import { audioPipeline } from '../src/pipelines/audio.ts';
 import { fillOptions } from '../src/pipelines/options.ts';
 import { createLocalSpeech, type Speech } from '../src/speech/local.ts';
-import { speechForVoice } from '../src/voices/resolve.ts';
+import { localVoiceResolver, speechForVoice } from '../src/voices/resolve.ts';
 
 const BOOK = process.env.BENCH_BOOK ?? '/work/shared/testdata/documents/war-of-the-worlds.epub';
 const QUICK = process.env.BENCH_QUICK === '1';
@@ -78,7 +78,7 @@ try {
   const rss0 = process.memoryUsage().rss / 1e6;
 
   const maxBatch = process.env.BENCH_MAX_BATCH ? Number(process.env.BENCH_MAX_BATCH) : undefined;
-  const speech = await createLocalSpeech('auto', { modelsDir: MODELS, device: 'cpu', maxBatch });
+  const speech = await createLocalSpeech('auto', { modelsDir: MODELS, device: 'cpu', maxBatch, resolveVoice: localVoiceResolver(MODELS) });
   const main = await narrate(speech, file, work, 'default voice');
   await speech.close();
   const peakMb = process.resourceUsage().maxRSS / 1024;

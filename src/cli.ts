@@ -1,8 +1,9 @@
 // `lectern <command>`: one entry point for every process Lectern runs.
 import path from 'node:path';
-import { ConfigError, loadGpuServerConfig, loadServiceConfig, parseArgs, type Flags } from './config.ts';
+import { checkRunFlags, ConfigError, loadGpuServerConfig, loadServiceConfig, loadToolPaths, parseArgs, type Flags } from './config.ts';
 import { oneLine } from './core/errors.ts';
 import { createLogger, type Logger } from './log.ts';
+import { setToolPaths } from './media/tools.ts';
 
 const USAGE = `Usage: lectern <command> [options]
 
@@ -35,6 +36,7 @@ Configuration comes from flags and LECTERN_* environment variables (see README.m
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   const { positional, flags } = parseArgs(rest);
+  setToolPaths(loadToolPaths());
   if (!command || command === 'help' || command === '--help' || flags.help) {
     process.stdout.write(`${USAGE}\n`);
     return command ? 0 : 1;
@@ -109,6 +111,7 @@ async function run(positional: string[], flags: Flags): Promise<number> {
     process.stderr.write(`lectern run: give a pipeline and a file, e.g. lectern run audio notes.md\n`);
     return 2;
   }
+  checkRunFlags(flags);
   const config = loadServiceConfig(flags);
   const log = createLogger(typeof flags['log-level'] === 'string' ? flags['log-level'] : 'warn', 'lectern-run');
   const { runPipelineOnFile } = await import('./pipelines/run-file.ts');

@@ -4,9 +4,20 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LecternError } from './core/errors.ts';
-import { isLoopback, parseTokens, tokenEntry, type TokenEntry } from './security/tokens.ts';
+import type { ToolPaths } from './media/tools.ts';
+import { JobOptions, OUTPUT_FORMATS } from './pipelines/options.ts';
 
-export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export type { ToolPaths } from './media/tools.ts';
+import { isLoopback, parseTokens, tokenEntry, type ServerSecurity, type ServiceSecurity, type TokenEntry } from './security/tokens.ts';
+import type { GpuServerConfig } from './gpu-server/runtime.ts';
+import type { StorageConfig } from './storage.ts';
+
+export type { ServerSecurity, ServiceSecurity } from './security/tokens.ts';
+export type { GpuServerConfig } from './gpu-server/runtime.ts';
+export type { StorageConfig } from './storage.ts';
+
+export { PROJECT_ROOT } from './core/paths.ts';
+import { PROJECT_ROOT } from './core/paths.ts';
 
 export type Env = Record<string, string | undefined>;
 
@@ -51,93 +62,10 @@ export interface ServiceConfig {
   storage: StorageConfig;
 }
 
-/** Where uploads and outputs live: the data dir, or an S3-compatible bucket (LECTERN_STORAGE_URL). */
-export interface StorageConfig {
-  /** null → the local data dir. */
-  s3: {
-    bucket: string;
-    prefix: string;
-    /** AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL; set → path-style addressing. */
-    endpoint: string | null;
-    region: string | null;
-    /** From AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY(/AWS_SESSION_TOKEN); null → the SDK's chain (profiles, instance roles). */
-    credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string } | null;
-  } | null;
-  /** LECTERN_STORAGE_DOWNLOAD: `redirect` to a presigned URL (default) or `proxy` through the API. */
-  download: 'redirect' | 'proxy';
-  /** LECTERN_STORAGE_LINK_EXPIRES_S: lifetime of presigned download URLs (default 300). */
-  linkExpiresSeconds: number;
-  /** LECTERN_STORAGE_SWEEP_INTERVAL_S: how often `serve` removes orphaned objects (default 3600; 0 → start-up only). */
-  sweepIntervalSeconds: number;
-}
 
-/** Who may call a server, and how much. */
-export interface ServerSecurity {
-  /** Hashed bearer tokens; empty → authentication off (allowed on loopback, or with --insecure). */
-  tokens: TokenEntry[];
-  /** `--insecure`: listening beyond loopback without tokens was asked for explicitly. */
-  insecure: boolean;
-  /** Guards /metrics alone (LECTERN_METRICS_TOKEN); null → open on loopback, else the API tokens. */
-  metricsToken: TokenEntry | null;
-  /** Whether the listen address is loopback only. */
-  loopback: boolean;
-}
 
-export interface ServiceSecurity extends ServerSecurity {
-  /** Token names that see and act on every job and upload (LECTERN_API_ADMINS); every other token sees its own. */
-  admins: string[];
-  /** Origins allowed by CORS; empty → no CORS headers at all. */
-  corsOrigins: string[];
-  /** Requests per minute per token (per IP with authentication off) on /api/*; 0 → no limit. */
-  rateLimitPerMinute: number;
-  /** Pending + running jobs one token may have; 0 → no limit. */
-  maxActiveJobsPerToken: number;
-  /** Largest JSON request body in bytes. */
-  maxBodyBytes: number;
-}
 
-export interface GpuServerConfig {
-  host: string;
-  port: number;
-  backend: string | null;
-  device: 'cpu' | 'cuda';
-  maxBatch: number;
-  batchWindowMs: number;
-  aligner: string;
-  lipsyncProvider: string;
-  modelsDir: string;
-  workers: number;
-  dataDir: string;
-  /** Finished lip-sync results nobody fetched are removed after this long. */
-  lipsyncTtlMs: number;
-  maxUploadBytes: number;
-  /** The `command` lip-sync provider: an operator's generator, with {audio} {video} {output} {preset} placeholders. */
-  lipsyncCommand: string | null;
-  lipsyncCommandPresets: string[];
-  lipsyncCommandTimeoutMs: number;
-  /** Transcription engine (`auto` → whisper when its model is installed, else pocketsphinx). */
-  transcriber: string;
-  /** JSON table of OpenAI voice names → Lectern voice ids for /v1/audio/speech (voices/openai-voices.json). */
-  openaiVoices: string;
-  logLevel: string;
-  security: ServerSecurity;
-  /** Records in the lip-sync table before POST /lipsync answers 503. */
-  maxLipsyncJobs: number;
-  /** SIGTERM: how long running lip-sync jobs may finish before they are cancelled. */
-  shutdownGraceMs: number;
-  /** `--backend process`: the operator's model program (a shell command line), started once per pool slot. */
-  ttsProcess: string | null;
-  /** Longest a request waits for a free model process, and longest a process may take to answer a batch. */
-  ttsProcessTimeoutMs: number;
-  /** Longest a model process may take to load its model and say hello. */
-  ttsProcessStartTimeoutMs: number;
-}
 
-export interface ToolPaths {
-  ffmpeg: string;
-  ffprobe: string;
-  espeak: string;
-}
 
 export class ConfigError extends LecternError {
   override name = 'ConfigError';
@@ -153,58 +81,93 @@ function str(flags: Flags, flag: string, env: Env, envName: string): string | un
   return e === undefined || e === '' ? undefined : e;
 }
 
-function int(value: string | undefined, fallback: number, name: string, min = 0, max = Number.MAX_SAFE_INTEGER): number {
+/** How an error names an option: the flag and the environment variable that set it. */
+export const optionName = (flag: string, envName: string) => `--${flag} (${envName})`;
+
+/** An integer option in [min, max]; an error naming the option otherwise. */
+function int(flags: Flags, env: Env, flag: string, envName: string, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
+  const value = str(flags, flag, env, envName);
   if (value === undefined) return fallback;
-  if (!/^-?\d+$/.test(value.trim())) throw new ConfigError(`${name} must be an integer, got "${value}"`);
+  if (!/^-?\d+$/.test(value.trim())) throw new ConfigError(`${optionName(flag, envName)} must be an integer, got "${value}"`);
   const n = Number(value);
-  if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
+  if (n < min || n > max) throw new ConfigError(`${optionName(flag, envName)} must be between ${min} and ${max}, got ${n}`);
   return n;
 }
 
+/** One of a fixed set of words. */
+function oneOf<T extends string>(flags: Flags, env: Env, flag: string, envName: string, allowed: readonly T[], fallback: T): T {
+  const value = str(flags, flag, env, envName) ?? fallback;
+  if (!(allowed as readonly string[]).includes(value)) throw new ConfigError(`${optionName(flag, envName)} must be one of ${allowed.join(', ')}, got "${value}"`);
+  return value as T;
+}
+
+/** A comma-separated list of http(s) URLs, trailing slashes dropped. */
+function urlList(flags: Flags, env: Env, flag: string, envName: string, allowStar = false): string[] {
+  const items = (str(flags, flag, env, envName) ?? '').split(',').map((u) => u.trim().replace(/\/+$/, '')).filter(Boolean);
+  for (const u of items) {
+    if (allowStar && u === '*') continue;
+    if (!/^https?:\/\/[^/\s]+(\/\S*)?$/.test(u)) throw new ConfigError(`${optionName(flag, envName)} must be a comma-separated list of http:// or https:// URLs${allowStar ? ' (or *)' : ''}, got "${u}"`);
+  }
+  return items;
+}
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+const TRUE = ['1', 'true', 'yes'];
+const FALSE = ['0', 'false', 'no'];
+
+/** A switch: a bare flag, or 1/0, true/false, yes/no; anything else is an error naming the option. */
 function bool(flags: Flags, flag: string, env: Env, envName: string, fallback: boolean): boolean {
   const f = flags[flag];
-  if (f !== undefined) return f === true || f === 'true' || f === '1';
   const e = env[envName];
-  if (e === undefined || e === '') return fallback;
-  return e === '1' || e.toLowerCase() === 'true' || e.toLowerCase() === 'yes';
+  const value = f !== undefined ? f : e === undefined || e === '' ? undefined : e;
+  if (value === undefined) return fallback;
+  if (typeof value === 'boolean') return value;
+  const v = value.toLowerCase();
+  if (TRUE.includes(v)) return true;
+  if (FALSE.includes(v)) return false;
+  throw new ConfigError(`${optionName(flag, envName)} is a switch: give it alone, or 1/0, true/false, yes/no, got "${value}"`);
 }
 
 function namespace(ns: string): string {
-  if (!/^[a-z][a-z0-9_]{0,62}$/.test(ns)) throw new ConfigError(`LECTERN_NAMESPACE must match [a-z][a-z0-9_]*, got "${ns}"`);
+  if (!/^[a-z][a-z0-9_]{0,62}$/.test(ns)) throw new ConfigError(`${optionName('namespace', 'LECTERN_NAMESPACE')} must match [a-z][a-z0-9_]*, got "${ns}"`);
   return ns;
 }
 
 export function loadServiceConfig(flags: Flags = {}, env: Env = process.env): ServiceConfig {
   const dataDir = path.resolve(str(flags, 'data-dir', env, 'LECTERN_DATA_DIR') ?? path.join(PROJECT_ROOT, 'data'));
-  const gpu = str(flags, 'gpu-server-url', env, 'LECTERN_GPU_SERVER_URL');
   const databaseUrl = str(flags, 'database-url', env, 'LECTERN_DATABASE_URL') ?? null;
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
-    throw new ConfigError(`LECTERN_DATABASE_URL must be a postgres:// URL, got "${databaseUrl}"`);
+    throw new ConfigError(`${optionName('database-url', 'LECTERN_DATABASE_URL')} must be a postgres:// URL, got "${databaseUrl}"`);
   }
   const redisUrl = str(flags, 'redis-url', env, 'LECTERN_REDIS_URL') ?? null;
   if (redisUrl && !/^rediss?:\/\//.test(redisUrl)) {
-    throw new ConfigError(`LECTERN_REDIS_URL must be a redis:// URL, got "${redisUrl}"`);
+    throw new ConfigError(`${optionName('redis-url', 'LECTERN_REDIS_URL')} must be a redis:// URL, got "${redisUrl}"`);
   }
   if (Boolean(databaseUrl) !== Boolean(redisUrl)) {
     throw new ConfigError('the distributed mode needs both LECTERN_DATABASE_URL and LECTERN_REDIS_URL (or neither, for the embedded default)');
   }
   const host = str(flags, 'host', env, 'LECTERN_HOST') ?? '127.0.0.1';
   const apiSecurity = serverSecurity(flags, env, host, 'LECTERN_API_TOKENS', 'lectern serve');
+  const leaseMs = int(flags, env, 'lease-ms', 'LECTERN_LEASE_MS', 30_000, 500);
+  const heartbeatMs = int(flags, env, 'heartbeat-ms', 'LECTERN_HEARTBEAT_MS', 10_000, 100);
+  // A lease renewed no more often than it lasts would lapse while its worker is alive.
+  if (heartbeatMs >= leaseMs) throw new ConfigError(`${optionName('heartbeat-ms', 'LECTERN_HEARTBEAT_MS')} (${heartbeatMs}) must be shorter than ${optionName('lease-ms', 'LECTERN_LEASE_MS')} (${leaseMs})`);
   return {
     dataDir,
     host,
-    port: int(str(flags, 'port', env, 'LECTERN_PORT'), 8000, 'port', 0, 65535),
+    port: int(flags, env, 'port', 'LECTERN_PORT', 8000, 0, 65535),
     databaseUrl,
     redisUrl,
     namespace: namespace(str(flags, 'namespace', env, 'LECTERN_NAMESPACE') ?? 'lectern'),
-    gpuServerUrls: gpu ? gpu.split(',').map((u) => u.trim().replace(/\/+$/, '')).filter(Boolean) : [],
+    gpuServerUrls: urlList(flags, env, 'gpu-server-url', 'LECTERN_GPU_SERVER_URL'),
     modelsDir: path.resolve(str(flags, 'models-dir', env, 'LECTERN_MODELS_DIR') ?? path.join(PROJECT_ROOT, 'models')),
-    maxUploadBytes: int(str(flags, 'max-upload-bytes', env, 'LECTERN_MAX_UPLOAD_BYTES'), 200 * 1024 * 1024, 'max upload bytes', 1),
+    maxUploadBytes: int(flags, env, 'max-upload-bytes', 'LECTERN_MAX_UPLOAD_BYTES', 200 * 1024 * 1024, 1),
     webDir: path.resolve(str(flags, 'web-dir', env, 'LECTERN_WEB_DIR') ?? path.join(PROJECT_ROOT, 'web', 'dist')),
-    workerConcurrency: int(str(flags, 'concurrency', env, 'LECTERN_WORKER_CONCURRENCY'), 2, 'worker concurrency', 1, 64),
+    workerConcurrency: int(flags, env, 'concurrency', 'LECTERN_WORKER_CONCURRENCY', 2, 1, 64),
     embeddedWorker: !bool(flags, 'no-worker', env, 'LECTERN_NO_EMBEDDED_WORKER', false),
-    leaseMs: int(str(flags, 'lease-ms', env, 'LECTERN_LEASE_MS'), 30_000, 'lease ms', 500),
-    heartbeatMs: int(str(flags, 'heartbeat-ms', env, 'LECTERN_HEARTBEAT_MS'), 10_000, 'heartbeat ms', 100),
+    leaseMs,
+    heartbeatMs,
     tts: {
       backend: str(flags, 'tts-backend', env, 'LECTERN_TTS_BACKEND') ?? 'auto',
       voice: str(flags, 'voice', env, 'LECTERN_TTS_VOICE') ?? null,
@@ -214,39 +177,38 @@ export function loadServiceConfig(flags: Flags = {}, env: Env = process.env): Se
       provider: str(flags, 'lipsync-provider', env, 'LECTERN_LIPSYNC_PROVIDER') ?? 'auto',
       command: str(flags, 'lipsync-command', env, 'LECTERN_LIPSYNC_COMMAND') ?? null,
       commandPresets: (str(flags, 'lipsync-presets', env, 'LECTERN_LIPSYNC_PRESETS') ?? 'default').split(',').map((p) => p.trim()).filter(Boolean),
-      commandTimeoutMs: int(str(flags, 'lipsync-timeout-s', env, 'LECTERN_LIPSYNC_TIMEOUT_S'), 3600, '--lipsync-timeout-s', 1) * 1000,
+      commandTimeoutMs: int(flags, env, 'lipsync-timeout-s', 'LECTERN_LIPSYNC_TIMEOUT_S', 3600, 1) * 1000,
       // How often the worker polls a GPU server's lip-sync job (spec default 5 s).
-      pollIntervalMs: int(str(flags, 'lipsync-poll-ms', env, 'LECTERN_LIPSYNC_POLL_MS'), 5000, '--lipsync-poll-ms', 50),
+      pollIntervalMs: int(flags, env, 'lipsync-poll-ms', 'LECTERN_LIPSYNC_POLL_MS', 5000, 50),
     },
-    logLevel: str(flags, 'log-level', env, 'LECTERN_LOG_LEVEL') ?? 'info',
+    logLevel: oneOf(flags, env, 'log-level', 'LECTERN_LOG_LEVEL', LOG_LEVELS, 'info'),
     security: {
       ...apiSecurity,
       admins: adminNames(env, apiSecurity.tokens),
-      corsOrigins: (env.LECTERN_CORS_ORIGINS ?? '').split(',').map((o) => o.trim().replace(/\/+$/, '')).filter(Boolean),
-      rateLimitPerMinute: int(str(flags, 'rate-limit', env, 'LECTERN_RATE_LIMIT_PER_MINUTE'), 1200, 'LECTERN_RATE_LIMIT_PER_MINUTE', 0),
-      maxActiveJobsPerToken: int(str(flags, 'max-active-jobs', env, 'LECTERN_MAX_ACTIVE_JOBS'), 20, 'LECTERN_MAX_ACTIVE_JOBS', 0),
-      maxBodyBytes: int(str(flags, 'max-body-bytes', env, 'LECTERN_MAX_BODY_BYTES'), 1024 * 1024, 'LECTERN_MAX_BODY_BYTES', 1024),
+      // From the environment only, like the tokens.
+      corsOrigins: urlList({}, env, 'cors-origins', 'LECTERN_CORS_ORIGINS', true),
+      rateLimitPerMinute: int(flags, env, 'rate-limit', 'LECTERN_RATE_LIMIT_PER_MINUTE', 1200, 0),
+      maxActiveJobsPerToken: int(flags, env, 'max-active-jobs', 'LECTERN_MAX_ACTIVE_JOBS', 20, 0),
+      maxBodyBytes: int(flags, env, 'max-body-bytes', 'LECTERN_MAX_BODY_BYTES', 1024 * 1024, 1024),
     },
     gpuServerToken: env.LECTERN_GPU_SERVER_TOKEN || null,
-    shutdownGraceMs: int(str(flags, 'shutdown-grace-ms', env, 'LECTERN_SHUTDOWN_GRACE_MS'), 10_000, 'LECTERN_SHUTDOWN_GRACE_MS', 0),
+    shutdownGraceMs: int(flags, env, 'shutdown-grace-ms', 'LECTERN_SHUTDOWN_GRACE_MS', 10_000, 0),
     storage: storageConfig(flags, env),
   };
 }
 
 function storageConfig(flags: Flags, env: Env): StorageConfig {
   const url = str(flags, 'storage-url', env, 'LECTERN_STORAGE_URL');
-  const download = str(flags, 'storage-download', env, 'LECTERN_STORAGE_DOWNLOAD') ?? 'redirect';
-  if (download !== 'redirect' && download !== 'proxy') throw new ConfigError(`LECTERN_STORAGE_DOWNLOAD must be redirect or proxy, got "${download}"`);
   const common = {
-    download: download as StorageConfig['download'],
+    download: oneOf(flags, env, 'storage-download', 'LECTERN_STORAGE_DOWNLOAD', ['redirect', 'proxy'] as const, 'redirect'),
     // At most 7 days: the longest a SigV4 presigned URL may live.
-    linkExpiresSeconds: int(str(flags, 'storage-link-expires-s', env, 'LECTERN_STORAGE_LINK_EXPIRES_S'), 300, 'LECTERN_STORAGE_LINK_EXPIRES_S', 1, 7 * 24 * 3600),
-    sweepIntervalSeconds: int(str(flags, 'storage-sweep-interval-s', env, 'LECTERN_STORAGE_SWEEP_INTERVAL_S'), 3600, 'LECTERN_STORAGE_SWEEP_INTERVAL_S', 0),
+    linkExpiresSeconds: int(flags, env, 'storage-link-expires-s', 'LECTERN_STORAGE_LINK_EXPIRES_S', 300, 1, 7 * 24 * 3600),
+    sweepIntervalSeconds: int(flags, env, 'storage-sweep-interval-s', 'LECTERN_STORAGE_SWEEP_INTERVAL_S', 3600, 0),
   };
   if (!url) return { s3: null, ...common };
   // Bucket names (S3's rules): 3-63 lower-case letters, digits, dots and hyphens.
   const m = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/(.*))?$/.exec(url);
-  if (!m) throw new ConfigError(`LECTERN_STORAGE_URL must be s3://BUCKET or s3://BUCKET/PREFIX, got "${url}"`);
+  if (!m) throw new ConfigError(`${optionName('storage-url', 'LECTERN_STORAGE_URL')} must be s3://BUCKET or s3://BUCKET/PREFIX, got "${url}"`);
   const prefix = (m[2] ?? '').replace(/^\/+|\/+$/g, '');
   if (prefix.split('/').some((p) => p === '.' || p === '..') || /\/\//.test(prefix)) throw new ConfigError(`LECTERN_STORAGE_URL has an invalid prefix "${prefix}"`);
   const endpoint = env.AWS_ENDPOINT_URL_S3 || env.AWS_ENDPOINT_URL || null;
@@ -317,8 +279,7 @@ function adminNames(env: Env, tokens: readonly TokenEntry[]): string[] {
 }
 
 export function loadGpuServerConfig(flags: Flags = {}, env: Env = process.env): GpuServerConfig {
-  const device = str(flags, 'device', env, 'LECTERN_GPU_DEVICE') ?? 'cpu';
-  if (device !== 'cpu' && device !== 'cuda') throw new ConfigError(`--device must be cpu or cuda, got "${device}"`);
+  const device = oneOf(flags, env, 'device', 'LECTERN_GPU_DEVICE', ['cpu', 'cuda'] as const, 'cpu');
   const cores = Math.max(1, (globalThis as { navigator?: { hardwareConcurrency?: number } }).navigator?.hardwareConcurrency ?? 2);
   const host = str(flags, 'host', env, 'LECTERN_GPU_HOST') ?? '127.0.0.1';
   const ttsProcess = str(flags, 'tts-process', env, 'LECTERN_TTS_PROCESS')?.trim() || null;
@@ -329,39 +290,67 @@ export function loadGpuServerConfig(flags: Flags = {}, env: Env = process.env): 
   }
   return {
     host,
-    port: int(str(flags, 'port', env, 'LECTERN_GPU_PORT'), 8100, 'port', 0, 65535),
+    port: int(flags, env, 'port', 'LECTERN_GPU_PORT', 8100, 0, 65535),
     backend,
     device,
-    maxBatch: int(str(flags, 'max-batch', env, 'LECTERN_GPU_MAX_BATCH'), 8, '--max-batch', 1, 256),
-    batchWindowMs: int(str(flags, 'batch-window-ms', env, 'LECTERN_GPU_BATCH_WINDOW_MS'), 30, '--batch-window-ms', 0, 10_000),
+    maxBatch: int(flags, env, 'max-batch', 'LECTERN_GPU_MAX_BATCH', 8, 1, 256),
+    batchWindowMs: int(flags, env, 'batch-window-ms', 'LECTERN_GPU_BATCH_WINDOW_MS', 30, 0, 10_000),
     aligner: str(flags, 'aligner', env, 'LECTERN_GPU_ALIGNER') ?? 'auto',
     lipsyncProvider: str(flags, 'lipsync-provider', env, 'LECTERN_GPU_LIPSYNC_PROVIDER') ?? 'auto',
     modelsDir: path.resolve(str(flags, 'models-dir', env, 'LECTERN_MODELS_DIR') ?? path.join(PROJECT_ROOT, 'models')),
-    workers: int(str(flags, 'workers', env, 'LECTERN_GPU_WORKERS'), cores, '--workers', 1, 256),
+    workers: int(flags, env, 'workers', 'LECTERN_GPU_WORKERS', cores, 1, 256),
     dataDir: path.resolve(str(flags, 'data-dir', env, 'LECTERN_GPU_DATA_DIR') ?? path.join(PROJECT_ROOT, 'data', 'gpu-server')),
-    lipsyncTtlMs: int(str(flags, 'lipsync-ttl-s', env, 'LECTERN_GPU_LIPSYNC_TTL_S'), 3600, '--lipsync-ttl-s', 1) * 1000,
-    maxUploadBytes: int(str(flags, 'max-upload-bytes', env, 'LECTERN_GPU_MAX_UPLOAD_BYTES'), 200 * 1024 * 1024, 'max upload bytes', 1),
+    lipsyncTtlMs: int(flags, env, 'lipsync-ttl-s', 'LECTERN_GPU_LIPSYNC_TTL_S', 3600, 1) * 1000,
+    maxUploadBytes: int(flags, env, 'max-upload-bytes', 'LECTERN_GPU_MAX_UPLOAD_BYTES', 200 * 1024 * 1024, 1),
     lipsyncCommand: str(flags, 'lipsync-command', env, 'LECTERN_LIPSYNC_COMMAND') ?? null,
     lipsyncCommandPresets: (str(flags, 'lipsync-presets', env, 'LECTERN_LIPSYNC_PRESETS') ?? 'default').split(',').map((p) => p.trim()).filter(Boolean),
-    lipsyncCommandTimeoutMs: int(str(flags, 'lipsync-timeout-s', env, 'LECTERN_LIPSYNC_TIMEOUT_S'), 3600, '--lipsync-timeout-s', 1) * 1000,
+    lipsyncCommandTimeoutMs: int(flags, env, 'lipsync-timeout-s', 'LECTERN_LIPSYNC_TIMEOUT_S', 3600, 1) * 1000,
     transcriber: str(flags, 'transcriber', env, 'LECTERN_GPU_TRANSCRIBER') ?? 'auto',
     openaiVoices: path.resolve(str(flags, 'openai-voices', env, 'LECTERN_OPENAI_VOICES') ?? path.join(PROJECT_ROOT, 'voices', 'openai-voices.json')),
-    logLevel: str(flags, 'log-level', env, 'LECTERN_LOG_LEVEL') ?? 'info',
+    logLevel: oneOf(flags, env, 'log-level', 'LECTERN_LOG_LEVEL', LOG_LEVELS, 'info'),
     security: serverSecurity(flags, env, host, 'LECTERN_GPU_TOKENS', 'lectern gpu-server'),
-    maxLipsyncJobs: int(str(flags, 'max-lipsync-jobs', env, 'LECTERN_GPU_MAX_LIPSYNC_JOBS'), 1000, 'LECTERN_GPU_MAX_LIPSYNC_JOBS', 1),
-    shutdownGraceMs: int(str(flags, 'shutdown-grace-ms', env, 'LECTERN_SHUTDOWN_GRACE_MS'), 10_000, 'LECTERN_SHUTDOWN_GRACE_MS', 0),
+    maxLipsyncJobs: int(flags, env, 'max-lipsync-jobs', 'LECTERN_GPU_MAX_LIPSYNC_JOBS', 1000, 1),
+    shutdownGraceMs: int(flags, env, 'shutdown-grace-ms', 'LECTERN_SHUTDOWN_GRACE_MS', 10_000, 0),
     ttsProcess,
-    ttsProcessTimeoutMs: int(str(flags, 'tts-process-timeout-s', env, 'LECTERN_TTS_PROCESS_TIMEOUT_S'), 120, '--tts-process-timeout-s', 1) * 1000,
-    ttsProcessStartTimeoutMs: int(str(flags, 'tts-process-start-timeout-s', env, 'LECTERN_TTS_PROCESS_START_TIMEOUT_S'), 600, '--tts-process-start-timeout-s', 1) * 1000,
+    ttsProcessTimeoutMs: int(flags, env, 'tts-process-timeout-s', 'LECTERN_TTS_PROCESS_TIMEOUT_S', 120, 1) * 1000,
+    ttsProcessStartTimeoutMs: int(flags, env, 'tts-process-start-timeout-s', 'LECTERN_TTS_PROCESS_START_TIMEOUT_S', 600, 1) * 1000,
   };
 }
 
-/** External programs: an explicit path wins, then PATH. */
+/**
+ * `lectern run`'s own flags, checked before anything runs: each bad value is an error naming
+ * the flag (the video bounds are the job API's, from the same schema).
+ */
+export function checkRunFlags(flags: Flags): void {
+  const value = (name: string): string | undefined => {
+    const v = flags[name];
+    if (v === undefined) return undefined;
+    if (typeof v !== 'string' || v === '') throw new ConfigError(`--${name} needs a value`);
+    return v;
+  };
+  for (const name of ['out', 'language', 'voice']) value(name);
+  const speed = value('speed');
+  if (speed !== undefined) {
+    const n = Number(speed);
+    const { minimum, maximum } = JobOptions.properties.speed;
+    if (!/^\d+(\.\d+)?$/.test(speed) || n < minimum! || n > maximum!) throw new ConfigError(`--speed must be a number between ${minimum} and ${maximum}, got "${speed}"`);
+  }
+  const format = value('format');
+  if (format !== undefined && !(OUTPUT_FORMATS as readonly string[]).includes(format)) throw new ConfigError(`--format must be one of ${OUTPUT_FORMATS.join(', ')}, got "${format}"`);
+  for (const name of ['width', 'height', 'fps'] as const) {
+    const v = value(name);
+    if (v === undefined) continue;
+    const { minimum, maximum } = JobOptions.properties[name];
+    if (!/^\d+$/.test(v) || Number(v) < minimum! || Number(v) > maximum!) throw new ConfigError(`--${name} must be an integer between ${minimum} and ${maximum}, got "${v}"`);
+  }
+  oneOf(flags, {}, 'log-level', 'LECTERN_LOG_LEVEL', LOG_LEVELS, 'warn');
+}
+
+/** External programs: an explicit path wins, then PATH. The entry point hands them to media/tools.ts. */
 export function loadToolPaths(env: Env = process.env): ToolPaths {
   return {
     ffmpeg: env.LECTERN_FFMPEG || 'ffmpeg',
     ffprobe: env.LECTERN_FFPROBE || 'ffprobe',
-    espeak: env.LECTERN_ESPEAK || 'espeak-ng',
   };
 }
 

@@ -179,3 +179,23 @@ export async function writeFileAtomic(file: string, data: Buffer | string): Prom
   await fs.promises.writeFile(tmp, data);
   await fs.promises.rename(tmp, file);
 }
+
+/** Where uploads and outputs live: the data dir, or an S3-compatible bucket (LECTERN_STORAGE_URL). */
+export interface StorageConfig {
+  /** null → the local data dir. */
+  s3: {
+    bucket: string;
+    prefix: string;
+    /** AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL; set → path-style addressing. */
+    endpoint: string | null;
+    region: string | null;
+    /** From AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY(/AWS_SESSION_TOKEN); null → the SDK's chain (profiles, instance roles). */
+    credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string } | null;
+  } | null;
+  /** LECTERN_STORAGE_DOWNLOAD: `redirect` to a presigned URL (default) or `proxy` through the API. */
+  download: 'redirect' | 'proxy';
+  /** LECTERN_STORAGE_LINK_EXPIRES_S: lifetime of presigned download URLs (default 300). */
+  linkExpiresSeconds: number;
+  /** LECTERN_STORAGE_SWEEP_INTERVAL_S: how often `serve` removes orphaned objects (default 3600; 0 → start-up only). */
+  sweepIntervalSeconds: number;
+}

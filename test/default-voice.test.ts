@@ -10,7 +10,7 @@ import type { RunningService } from '../src/service.ts';
 import { createLocalSpeech } from '../src/speech/local.ts';
 import { listPiperVoices, readVoiceConfig, voiceLanguage } from '../src/speech/tts/piper/voices.ts';
 import { tokenizeWords } from '../src/speech/words.ts';
-import { localVoice } from '../src/voices/resolve.ts';
+import { localVoice, localVoiceResolver } from '../src/voices/resolve.ts';
 import { json, testEnv, upload, waitFor, type TestEnv } from './helpers/service.ts';
 
 const MODELS = path.join(import.meta.dirname, '..', 'models');
@@ -126,7 +126,7 @@ describe.runIf(hasJoe)('auto local speech: engine per voice', () => {
   });
 
   it('a bound speech reports its engine; synthesize() picks the engine per request; an unknown aligner is refused', async () => {
-    const speech = await createLocalSpeech('auto', { modelsDir: MODELS, device: 'cpu' });
+    const speech = await createLocalSpeech('auto', { modelsDir: MODELS, device: 'cpu', resolveVoice: localVoiceResolver(MODELS) });
     try {
       expect(speech.engine).toBe('auto');
       const en = await speech.forVoice!(null, 'en-US');
@@ -139,7 +139,7 @@ describe.runIf(hasJoe)('auto local speech: engine per voice', () => {
     } finally {
       await speech.close();
     }
-    await expect(createLocalSpeech('auto', { modelsDir: MODELS, device: 'cpu', aligner: 'nope' })).rejects.toThrow(/unknown aligner "nope"/);
+    await expect(createLocalSpeech('auto', { modelsDir: MODELS, device: 'cpu', aligner: 'nope', resolveVoice: localVoiceResolver(MODELS) })).rejects.toThrow(/unknown aligner "nope"/);
   });
 
   it('aligns a chunk whose Piper phoneme words cannot be matched (LECTERN_ALIGNER)', async () => {

@@ -4,7 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Type } from '@sinclair/typebox';
-import { errorHandler, createHttpApp } from '../src/api/http.ts';
+import { errorHandler, createHttpApp } from '../src/http/server.ts';
 import { ERRORS, fromWire, LecternError, notFound, toWire } from '../src/core/errors.ts';
 import { ConfigError } from '../src/config.ts';
 import { DocumentError } from '../src/documents/model.ts';

@@ -8,7 +8,7 @@ import { loadImage } from '@napi-rs/canvas';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readDocument, sourceWords } from '../src/documents/model.ts';
 import { ffmpeg, ffprobe } from '../src/media/ffmpeg.ts';
-import { planStates } from '../src/media/highlight-video.ts';
+import { planStates } from '../src/video/highlight-video.ts';
 import { createLogger } from '../src/log.ts';
 import type { TimelineWord } from '../src/pipelines/narrate-document.ts';
 import { runPipelineOnFile } from '../src/pipelines/run-file.ts';

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readDocument, sourceWords, spokenText, type DocumentModel } from '../src/documents/model.ts';
 import { buildEpub } from '../src/epub/build.ts';
 import { ffmpeg } from '../src/media/ffmpeg.ts';
-import { renderHighlightVideo } from '../src/media/highlight-video.ts';
+import { renderHighlightVideo } from '../src/video/highlight-video.ts';
 import { readerData } from '../src/reader/build.ts';
 import { readerPages } from '../src/reader/pages.ts';
 import { sourceTimings, spokenForms } from '../src/speech/spoken-forms.ts';

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHttpApp } from '../src/api/http.ts';
+import { createHttpApp } from '../src/http/server.ts';
 import { voiceRoutes } from '../src/api/voices.ts';
 import { installSecurity } from '../src/security/http.ts';
 import { readDocument } from '../src/documents/model.ts';

@@ -2,14 +2,14 @@
 // hooks for every route, then one Fastify plugin per route group. Plugins are encapsulated:
 // multipart exists only inside the uploads plugin, each group's schemas and hooks stay its own.
 import type { FastifyInstance } from 'fastify';
-import type { ServiceSecurity } from '../config.ts';
+import type { ServiceSecurity } from '../security/tokens.ts';
 import { JobService } from '../jobs/job-service.ts';
 import { UploadService } from '../jobs/upload-service.ts';
 import type { Stores } from '../jobs/types.ts';
 import type { Logger } from '../log.ts';
 import type { Storage } from '../storage.ts';
 import { callerOf, installSecurity } from '../security/http.ts';
-import { createHttpApp } from './http.ts';
+import { createHttpApp } from '../http/server.ts';
 import { jobRoutes } from './jobs.ts';
 import { MeResponse, OWNERSHIP } from './schemas.ts';
 import { uploadRoutes } from './uploads.ts';

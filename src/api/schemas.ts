@@ -6,7 +6,7 @@ import { JOB_STATUSES } from '../jobs/types.ts';
 export const OWNERSHIP =
   'Each job and upload belongs to the token that made it. A token sees only its own: an id another token owns answers 404 exactly as an unknown id does (same body, same query). Tokens named in LECTERN_API_ADMINS see and act on everything; with authentication off (no tokens) everything belongs to everyone.';
 
-export const ErrorBody = Type.Object({ detail: Type.String() }, { $id: 'Error', description: 'Every error: one line, no stack trace.' });
+export { ErrorBody } from '../http/server.ts';
 
 const Id = Type.String({ description: 'UUID' });
 const ProgressSchema = Type.Union([

@@ -9,7 +9,7 @@ import { ACCEPTED_UPLOADS, type UploadService } from '../jobs/upload-service.ts'
 import { callerOf } from '../security/http.ts';
 import type { Storage } from '../storage.ts';
 import { addDownloadSchemas, DOWNLOAD_KINDS, downloadResponses, sendStored } from './downloads.ts';
-import { uploadTooLarge } from './http.ts';
+import { uploadTooLarge } from '../http/server.ts';
 import { Detail, errors, OWNERSHIP, UploadParams, UploadResponse } from './schemas.ts';
 
 export interface UploadRoutesOptions {

@@ -1,7 +1,7 @@
 // Every error Lectern raises on purpose is a LecternError: a stable `code` from the catalogue
 // below, the HTTP status that code answers with, and a one-line message a client may read.
 // Domain code throws these and never builds HTTP answers; the one error handler both servers
-// share (src/api/http.ts) turns them into `{detail}`. Errors cross thread boundaries as
+// share (src/http/server.ts) turns them into `{detail}`. Errors cross thread boundaries as
 // {code, message} (toWire / fromWire), never by matching message text. Anything that is not
 // a LecternError is a bug: logged, and answered as a bare 500.
 

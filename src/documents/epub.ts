@@ -3,7 +3,7 @@
 import path from 'node:path/posix';
 import { parseDocument } from 'htmlparser2';
 import yauzl from 'yauzl';
-import { DocumentError, makeBlock, type BlockKind, type DocBlock, type DocPage, type DocumentModel, type TocEntry } from './model.ts';
+import { DocumentError, makeBlock, type BlockKind, type DocBlock, type DocPage, type DocumentModel, type TocEntry } from './types.ts';
 
 // A book bigger than this unpacked is refused: it protects the worker from zip bombs.
 const MAX_UNPACKED_BYTES = 512 * 1024 * 1024;

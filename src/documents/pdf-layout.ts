@@ -11,7 +11,7 @@
 //  - a word hyphenated at a line end (also across a column break) joined, with both boxes.
 // Every line keeps its words; what is not read is marked, so page images and EPUB pages still
 // show it.
-import type { BlockKind, BlockRole, DocBlock, DocWord } from './model.ts';
+import type { BlockKind, BlockRole, DocBlock, DocWord } from './types.ts';
 
 /** One line of text on a page, in viewport points (origin top-left, y down). */
 export interface Line {

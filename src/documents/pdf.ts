@@ -6,7 +6,7 @@ import path from 'node:path';
 import { createCanvas } from '@napi-rs/canvas';
 import { getDocument, type PDFDocumentProxy, type PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import type { TextItem } from 'pdfjs-dist/types/src/display/api.js';
-import { DocumentError, hasSpokenWords, type DocBlock, type DocPage, type DocumentModel, type DocWord, type TocEntry, type WordBox } from './model.ts';
+import { DocumentError, hasSpokenWords, type DocBlock, type DocPage, type DocumentModel, type DocWord, type TocEntry, type WordBox } from './types.ts';
 import { bodySize, hyphenatedForms, linesToBlocks, markFurniture, markLeaders, readingOrder, type LaidPage, type Line } from './pdf-layout.ts';
 
 const require = createRequire(import.meta.url);

@@ -1,7 +1,7 @@
 // Plain text and Markdown → paragraphs of speakable text, and the same mapped to the
 // document model (one page; headings feed the table of contents).
 import fs from 'node:fs';
-import { makeBlock, type DocBlock, type DocumentModel, type TocEntry } from './model.ts';
+import { makeBlock, type DocBlock, type DocumentModel, type TocEntry } from './types.ts';
 
 export interface TextBlockKind {
   kind: 'heading' | 'paragraph' | 'item' | 'quote';

@@ -8,7 +8,7 @@ import path from 'node:path';
 import yazl from 'yazl';
 import { hasSpokenWords, sourceWords, type DocPage, type DocumentModel } from '../documents/model.ts';
 import { ffmpeg, ffprobe } from '../media/ffmpeg.ts';
-import type { TimelineWord } from '../pipelines/narrate-document.ts';
+import type { TimelineWord } from '../core/timeline.ts';
 import {
   blockId,
   CONTAINER_XML,
@@ -118,7 +118,7 @@ export async function buildEpub(o: BuildEpubOptions): Promise<EpubSummary> {
     const author = doc.author ?? o.author ?? null;
     const language = doc.language ?? o.language;
     if (doc.format === 'pdf') {
-      const { renderPage, closeRendering } = await import('../documents/pdf.ts');
+      const { renderPage, closeRendering } = await import('../documents/model.ts');
       try {
         const figures = plans.filter((p) => isFigurePage(p.page));
         for (const [i, p] of figures.entries()) {

@@ -3,7 +3,7 @@
 // skipped until a periodic re-check finds it well again; a lip-sync job stays on the
 // server that accepted it (its id means nothing anywhere else).
 import type { Logger } from '../log.ts';
-import type { WordTiming } from '../speech/types.ts';
+import type { WordTiming } from '../core/timeline.ts';
 import { GpuServerError, GpuServerUnreachable } from './errors.ts';
 import { generateLipsync, type LipsyncOptions, type LipsyncResult } from './lipsync.ts';
 import {

@@ -1,7 +1,7 @@
 // Synchronous speech calls to one GPU server: /align, /synthesize, /transcribe, /health.
 // Each is one HTTP operation with its own timeout; the pool (pool.ts) picks the server.
 import { sniff } from '../media/sniff.ts';
-import type { WordTiming } from '../speech/types.ts';
+import type { WordTiming } from '../core/timeline.ts';
 import { GpuServerError } from './errors.ts';
 import { call, filePart, readJson, requestName } from './http.ts';
 

@@ -2,7 +2,7 @@
 // backend state; see runtime.ts) and the route plugins that share it, on the same HTTP app
 // as the job API. A new group of routes is one more plugin registered below with `{ runtime }`.
 import type { FastifyInstance } from 'fastify';
-import { createHttpApp } from '../api/http.ts';
+import { createHttpApp } from '../http/server.ts';
 import type { Logger } from '../log.ts';
 import { installSecurity } from '../security/http.ts';
 import { healthRoutes } from './routes/health.ts';

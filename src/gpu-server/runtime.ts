@@ -22,7 +22,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { GpuServerConfig } from '../config.ts';
+import type { ServerSecurity } from '../security/tokens.ts';
 import { invalid, LecternError, notReady, overloaded } from '../core/errors.ts';
 import type { Logger } from '../log.ts';
 import { ALIGNERS, alignerCoverage } from '../speech/align/registry.ts';
@@ -37,6 +37,44 @@ import { ModelProcessPool, type ProcessRequest } from './model-process/pool.ts';
 import type { ProcessHello } from './model-process/protocol.ts';
 import { SpeechPool } from './pool.ts';
 import type { BackendInfo, BackendSpec, SynthesizedAudio } from './tasks.ts';
+
+/** What `lectern gpu-server` runs with (config.ts makes it from flags and LECTERN_GPU_* variables). */
+export interface GpuServerConfig {
+  host: string;
+  port: number;
+  backend: string | null;
+  device: 'cpu' | 'cuda';
+  maxBatch: number;
+  batchWindowMs: number;
+  aligner: string;
+  lipsyncProvider: string;
+  modelsDir: string;
+  workers: number;
+  dataDir: string;
+  /** Finished lip-sync results nobody fetched are removed after this long. */
+  lipsyncTtlMs: number;
+  maxUploadBytes: number;
+  /** The `command` lip-sync provider: an operator's generator, with {audio} {video} {output} {preset} placeholders. */
+  lipsyncCommand: string | null;
+  lipsyncCommandPresets: string[];
+  lipsyncCommandTimeoutMs: number;
+  /** Transcription engine (`auto` → whisper when its model is installed, else pocketsphinx). */
+  transcriber: string;
+  /** JSON table of OpenAI voice names → Lectern voice ids for /v1/audio/speech (voices/openai-voices.json). */
+  openaiVoices: string;
+  logLevel: string;
+  security: ServerSecurity;
+  /** Records in the lip-sync table before POST /lipsync answers 503. */
+  maxLipsyncJobs: number;
+  /** SIGTERM: how long running lip-sync jobs may finish before they are cancelled. */
+  shutdownGraceMs: number;
+  /** `--backend process`: the operator's model program (a shell command line), started once per pool slot. */
+  ttsProcess: string | null;
+  /** Longest a request waits for a free model process, and longest a process may take to answer a batch. */
+  ttsProcessTimeoutMs: number;
+  /** Longest a model process may take to load its model and say hello. */
+  ttsProcessStartTimeoutMs: number;
+}
 
 /** Options beyond GpuServerConfig (tests, and settings config.ts does not carry yet). */
 export interface GpuServerOptions {

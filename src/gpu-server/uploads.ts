@@ -5,7 +5,7 @@ import { createWriteStream } from 'node:fs';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyRequest } from 'fastify';
-import { fileTooLarge, uploadTooLarge } from '../api/http.ts';
+import { fileTooLarge, uploadTooLarge } from '../http/server.ts';
 import { badRequest } from '../core/errors.ts';
 
 export interface ParsedForm {

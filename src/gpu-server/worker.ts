@@ -11,10 +11,6 @@ import type { BackendSpec, Task, TaskResult, TaskStats, WorkerData } from './tas
 const data = workerData as WorkerData;
 const cache = new ModelCache();
 
-// Registries of other modules are loaded by URL so this file typechecks before they land.
-const ALIGN_REGISTRY = new URL('../speech/align/registry.ts', import.meta.url).href;
-const ASR_REGISTRY = new URL('../speech/asr/registry.ts', import.meta.url).href;
-
 async function loadBackend(spec: BackendSpec): Promise<TtsBackend> {
   // intraOpThreads and maxBatch (sentences per session run) are read by onnxruntime backends (piper) and ignored by the rest.
   const opts: TtsBackendOptions & { intraOpThreads?: number; maxBatch?: number } = {
@@ -97,8 +93,8 @@ async function run(task: Task): Promise<TaskResult> {
       const model = `align:${task.aligner}`;
       const t0 = performance.now();
       const r = await cache.get({ model, device: data.device, computeType: data.computeType }, async () => {
-        const reg = (await import(ALIGN_REGISTRY)) as { createAligner(n: string, o: { modelsDir: string; device: string }): Promise<Aligner> | Aligner };
-        return reg.createAligner(task.aligner, { modelsDir: data.modelsDir, device: data.device });
+        const { createAligner } = await import('../speech/align/registry.ts');
+        return createAligner(task.aligner, { modelsDir: data.modelsDir, device: data.device });
       });
       const loadMs = r.hit ? 0 : performance.now() - t0;
       const t1 = performance.now();
@@ -109,10 +105,8 @@ async function run(task: Task): Promise<TaskResult> {
       const model = `asr:${task.transcriber}`;
       const t0 = performance.now();
       const r = await cache.get({ model, device: data.device, computeType: data.computeType }, async () => {
-        const reg = (await import(ASR_REGISTRY)) as {
-          createTranscriber(n: string, o: { modelsDir: string; device: string }): Promise<Transcriber> | Transcriber;
-        };
-        return reg.createTranscriber(task.transcriber, { modelsDir: data.modelsDir, device: data.device });
+        const { createTranscriber } = await import('../speech/asr/registry.ts');
+        return createTranscriber(task.transcriber, { modelsDir: data.modelsDir, device: data.device });
       });
       const loadMs = r.hit ? 0 : performance.now() - t0;
       if (!r.value.supports(task.language)) throw new SpeechInputError(`transcriber ${r.value.name} does not support language "${task.language}"`);

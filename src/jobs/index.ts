@@ -2,7 +2,6 @@
 // set, distributed (PostgreSQL + Redis/BullMQ) when both URLs are. Nothing else knows which.
 import path from 'node:path';
 import { Redis } from 'ioredis';
-import type { ServiceConfig } from '../config.ts';
 import type { Logger } from '../log.ts';
 import { openPostgres, openSqlite, type Connection } from './db.ts';
 import { RedisEventBus, SqliteEventBus } from './events.ts';
@@ -16,7 +15,17 @@ export type * from './types.ts';
 
 export const SQLITE_FILE_NAME = 'lectern.db';
 
-export async function createStores(config: ServiceConfig, log?: Logger): Promise<Stores> {
+/** What the stores are opened with (the service config's fields of the same names). */
+export interface StoreSettings {
+  dataDir: string;
+  databaseUrl: string | null;
+  redisUrl: string | null;
+  namespace: string;
+  leaseMs: number;
+  heartbeatMs: number;
+}
+
+export async function createStores(config: StoreSettings, log?: Logger): Promise<Stores> {
   if (config.databaseUrl && config.redisUrl) return createDistributed(config, config.databaseUrl, config.redisUrl, log);
   if (config.databaseUrl || config.redisUrl) {
     throw new Error('the distributed mode needs both LECTERN_DATABASE_URL and LECTERN_REDIS_URL (or neither, for the embedded default)');
@@ -24,7 +33,7 @@ export async function createStores(config: ServiceConfig, log?: Logger): Promise
   return createEmbedded(config, log);
 }
 
-async function createEmbedded(config: ServiceConfig, log?: Logger): Promise<Stores> {
+async function createEmbedded(config: StoreSettings, log?: Logger): Promise<Stores> {
   const conn = openSqlite(path.join(config.dataDir, SQLITE_FILE_NAME));
   const jobs = new KyselyJobStore(conn);
   try {
@@ -37,7 +46,7 @@ async function createEmbedded(config: ServiceConfig, log?: Logger): Promise<Stor
   return assemble('embedded', conn, jobs, queue, new SqliteKeyValueStore(conn), new SqliteEventBus(conn, { log }), async () => undefined);
 }
 
-async function createDistributed(config: ServiceConfig, databaseUrl: string, redisUrl: string, log?: Logger): Promise<Stores> {
+async function createDistributed(config: StoreSettings, databaseUrl: string, redisUrl: string, log?: Logger): Promise<Stores> {
   const conn = openPostgres(databaseUrl, config.namespace);
   const redis = new Redis(redisUrl, { maxRetriesPerRequest: 3 });
   redis.on('error', (err) => log?.warn({ err }, 'redis connection error'));

@@ -2,7 +2,6 @@
 // The same code runs in `serve` (embedded) and in any number of `lectern worker` processes.
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
-import type { ServiceConfig } from '../config.ts';
 import { INTERNAL } from '../core/caller.ts';
 import { oneLine } from '../core/errors.ts';
 import type { Logger } from '../log.ts';
@@ -12,7 +11,7 @@ import { fillOptions } from '../pipelines/options.ts';
 import type { JobResult } from '../pipelines/result.ts';
 import { JobCancelled, type PipelineContext, type PipelineInput } from '../pipelines/types.ts';
 import { createGpuClient } from '../gpu-client/index.ts';
-import { createPresenterGenerator, type PresenterHandle } from '../pipelines/presenter.ts';
+import { createPresenterGenerator, type PresenterHandle, type PresenterSettings } from '../pipelines/presenter.ts';
 import { createLocalSpeech, type Speech } from '../speech/local.ts';
 import { createRemoteSpeech } from '../speech/remote.ts';
 import { jobPrefix, type Storage } from '../storage.ts';
@@ -20,13 +19,19 @@ import { runEpubExport } from './epub-export.ts';
 import { cancelKey } from './job-service.ts';
 import { JobScratch } from './job-scratch.ts';
 import type { JobConfig, JobRecord, Progress, Stores, TaskContext } from './types.ts';
-import { cloneReference, speechForVoice } from '../voices/resolve.ts';
+import { cloneReference, localVoiceResolver, speechForVoice } from '../voices/resolve.ts';
 
 /** At most one progress write to the store per this many ms (events go out every time). */
 const PROGRESS_WRITE_MS = 500;
 
+/** What a worker runs with (the service config's fields of these names). */
+export interface WorkerSettings extends PresenterSettings {
+  workerConcurrency: number;
+  tts: { backend: string; voice: string | null; aligner: string };
+}
+
 export interface WorkerOptions {
-  config: ServiceConfig;
+  config: WorkerSettings;
   stores: Stores;
   storage: Storage;
   log: Logger;
@@ -63,9 +68,9 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
  * GPU servers when LECTERN_GPU_SERVER_URL is set (a server that is down fails the job with
  * its name, never a silent local fallback); otherwise the configured local backend.
  */
-async function defaultSpeech(config: ServiceConfig, log: Logger): Promise<Speech> {
+async function defaultSpeech(config: WorkerSettings, log: Logger): Promise<Speech> {
   if (config.gpuServerUrls.length === 0) {
-    return createLocalSpeech(config.tts.backend, { modelsDir: config.modelsDir, device: 'cpu', voice: config.tts.voice, aligner: config.tts.aligner });
+    return createLocalSpeech(config.tts.backend, { modelsDir: config.modelsDir, device: 'cpu', voice: config.tts.voice, aligner: config.tts.aligner, resolveVoice: localVoiceResolver(config.modelsDir) });
   }
   const client = createGpuClient({ urls: config.gpuServerUrls, token: config.gpuServerToken ?? undefined, log });
   try {

@@ -11,8 +11,9 @@ export const JOB_STATUSES = ['pending', 'running', 'completed', 'failed', 'stopp
 export type JobStatus = (typeof JOB_STATUSES)[number];
 export const TERMINAL_STATUSES: readonly JobStatus[] = ['completed', 'failed', 'stopped'];
 
-export const PIPELINE_TYPES = ['audio', 'highlight', 'lipsync'] as const;
-export type PipelineType = (typeof PIPELINE_TYPES)[number];
+// The pipeline types live with the pipelines (they are what the registry can run).
+import type { PipelineType } from '../pipelines/options.ts';
+export { PIPELINE_TYPES, type PipelineType } from '../pipelines/options.ts';
 
 export interface Progress {
   /** extract | segment | synthesize | align | render | … */

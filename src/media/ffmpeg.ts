@@ -1,9 +1,8 @@
 // ffmpeg / ffprobe as child processes (Debian's packages, or LECTERN_FFMPEG / LECTERN_FFPROBE).
 import { spawn } from 'node:child_process';
-import { loadToolPaths } from '../config.ts';
 import { LecternError } from '../core/errors.ts';
+import { toolPaths } from './tools.ts';
 
-const tools = loadToolPaths();
 
 export class ToolMissingError extends LecternError {
   override name = 'ToolMissingError';
@@ -47,7 +46,7 @@ export function runTool(
 }
 
 export function ffmpeg(args: string[], opts: { input?: Buffer; signal?: AbortSignal } = {}): Promise<RunResult> {
-  return runTool(tools.ffmpeg, ['-hide_banner', '-loglevel', 'error', '-nostdin', ...args], { ...opts, what: 'ffmpeg' });
+  return runTool(toolPaths().ffmpeg, ['-hide_banner', '-loglevel', 'error', '-nostdin', ...args], { ...opts, what: 'ffmpeg' });
 }
 
 /** An ffmpeg process fed through stdin as the data is made (frames too many to hold or stage). */
@@ -62,7 +61,7 @@ export interface FfmpegInput {
 
 /** `onOutput`: ffmpeg writes to pipe:1 and each piece of its output is handed over as it comes (streamed encoding). */
 export function ffmpegInput(args: string[], opts: { signal?: AbortSignal; onOutput?: (chunk: Buffer) => void } = {}): FfmpegInput {
-  const child = spawn(tools.ffmpeg, ['-hide_banner', '-loglevel', 'error', ...args], { stdio: ['pipe', 'pipe', 'pipe'], signal: opts.signal });
+  const child = spawn(toolPaths().ffmpeg, ['-hide_banner', '-loglevel', 'error', ...args], { stdio: ['pipe', 'pipe', 'pipe'], signal: opts.signal });
   const err: Buffer[] = [];
   child.stderr.on('data', (b: Buffer) => err.push(b));
   if (opts.onOutput) child.stdout.on('data', opts.onOutput);
@@ -71,7 +70,7 @@ export function ffmpegInput(args: string[], opts: { signal?: AbortSignal; onOutp
   const done = new Promise<RunResult>((resolve, reject) => {
     child.on('error', (e: NodeJS.ErrnoException) => {
       exited = true;
-      reject(e.code === 'ENOENT' ? new ToolMissingError(`ffmpeg is not installed (looked for "${tools.ffmpeg}"); run "npm run setup" or set the path in the environment`) : e);
+      reject(e.code === 'ENOENT' ? new ToolMissingError(`ffmpeg is not installed (looked for "${toolPaths().ffmpeg}"); run "npm run setup" or set the path in the environment`) : e);
     });
     child.on('close', (code, sig) => {
       exited = true;
@@ -119,7 +118,7 @@ export interface ProbeResult {
 
 export async function ffprobe(file: string): Promise<ProbeResult> {
   const { stdout } = await runTool(
-    tools.ffprobe,
+    toolPaths().ffprobe,
     ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', '-show_chapters', file],
     { what: 'ffprobe' },
   );
@@ -146,6 +145,6 @@ export async function decodeAudio(input: string | Buffer, sampleRate = 16000, si
 
 /** Checks that ffmpeg and ffprobe run; throws ToolMissingError naming what is missing. */
 export async function checkFfmpeg(): Promise<void> {
-  await runTool(tools.ffmpeg, ['-version'], { what: 'ffmpeg' });
-  await runTool(tools.ffprobe, ['-version'], { what: 'ffprobe' });
+  await runTool(toolPaths().ffmpeg, ['-version'], { what: 'ffmpeg' });
+  await runTool(toolPaths().ffprobe, ['-version'], { what: 'ffprobe' });
 }

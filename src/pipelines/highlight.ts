@@ -3,7 +3,7 @@
 // narration and write narration.mp3 / timeline.json / narration.vtt beside their output.
 import path from 'node:path';
 import { OUTPUT_FILES } from '../core/output-files.ts';
-import { renderHighlightVideo } from '../media/highlight-video.ts';
+import { renderHighlightVideo } from '../video/highlight-video.ts';
 import { writeNarrationFiles } from './narration-files.ts';
 import { narrateDocument } from './narrate-document.ts';
 import { writeReaderZip } from './reader-output.ts';

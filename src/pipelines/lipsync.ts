@@ -9,7 +9,7 @@ import path from 'node:path';
 import { NARRATION_FILES, OUTPUT_FILES } from '../core/output-files.ts';
 import { hasSpokenWords, readDocument, type DocumentModel } from '../documents/model.ts';
 import { ffmpeg } from '../media/ffmpeg.ts';
-import { renderHighlightVideo } from '../media/highlight-video.ts';
+import { renderHighlightVideo } from '../video/highlight-video.ts';
 import { writeReaderZip } from './reader-output.ts';
 import { writeFileAtomic } from '../storage.ts';
 import { renderAudio, toWebVtt } from './audio.ts';

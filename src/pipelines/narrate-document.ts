@@ -3,22 +3,13 @@
 // all start here, so a word's (page, block, index) identity is the same in each output.
 import { readDocument, spokenText, type DocumentModel } from '../documents/model.ts';
 import { sourceTimings, spokenForms, type SpokenText } from '../speech/spoken-forms.ts';
-import type { WordTiming } from '../speech/types.ts';
+import type { TimelineWord, WordTiming } from '../core/timeline.ts';
 import { tokenizeWords, utf8Bytes } from '../speech/words.ts';
 import { narrate, type Narration } from './narrate.ts';
 import { chunkSentences, splitSentences } from '../speech/sentences.ts';
 import type { PipelineContext } from './types.ts';
 
-/** One source word, in document order: (page, block) and its position among the block's words identify it. */
-export interface TimelineWord {
-  word: string;
-  start: number;
-  end: number;
-  /** 1-based page (PDF page, EPUB chapter; 1 for text and Markdown). */
-  page: number;
-  /** 0-based block index within the page. */
-  block: number;
-}
+export type { TimelineWord } from '../core/timeline.ts';
 
 export interface NarrationChunk {
   text: string;

@@ -2,7 +2,6 @@
 // client's job protocol, polling with the job's cancel flag) when LECTERN_GPU_SERVER_URL is
 // set, otherwise here with a lip-sync provider from the registry. Both stop a clip in flight
 // when the job's cancel flag appears, and both report that as JobCancelled.
-import type { ServiceConfig } from '../config.ts';
 import { createGpuClient } from '../gpu-client/index.ts';
 import { LipsyncCancelled } from '../gpu-client/errors.ts';
 import type { Logger } from '../log.ts';
@@ -17,12 +16,20 @@ export interface PresenterHandle extends PresenterGenerator {
   close(): Promise<void>;
 }
 
-export async function createPresenterGenerator(config: ServiceConfig, log: Logger): Promise<PresenterHandle> {
+/** What presenter clips are made with (the service config's fields of these names). */
+export interface PresenterSettings {
+  gpuServerUrls: string[];
+  gpuServerToken: string | null;
+  modelsDir: string;
+  lipsync: { provider: string; command: string | null; commandPresets: string[]; commandTimeoutMs: number; pollIntervalMs: number };
+}
+
+export async function createPresenterGenerator(config: PresenterSettings, log: Logger): Promise<PresenterHandle> {
   if (config.gpuServerUrls.length > 0) return remotePresenter(config, log);
   return localPresenter(config);
 }
 
-async function localPresenter(config: ServiceConfig): Promise<PresenterHandle> {
+async function localPresenter(config: PresenterSettings): Promise<PresenterHandle> {
   const provider = await createLipsyncProvider(config.lipsync.provider, {
     modelsDir: config.modelsDir,
     device: 'cpu',
@@ -67,7 +74,7 @@ async function localPresenter(config: ServiceConfig): Promise<PresenterHandle> {
   };
 }
 
-function remotePresenter(config: ServiceConfig, log: Logger): PresenterHandle {
+function remotePresenter(config: PresenterSettings, log: Logger): PresenterHandle {
   const client = createGpuClient({ urls: config.gpuServerUrls, token: config.gpuServerToken ?? undefined, log });
   const provider = config.lipsync.provider === 'auto' ? undefined : config.lipsync.provider;
   return {

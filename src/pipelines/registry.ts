@@ -1,7 +1,6 @@
 // Which pipelines exist, what each accepts and makes. Creation-time checks live here so a
 // job this install cannot run is refused at POST /api/jobs with a reason, never queued to fail.
-import type { PipelineType, UploadRecord } from '../jobs/types.ts';
-import type { OutputFormat } from './options.ts';
+import type { OutputFormat, PipelineType } from './options.ts';
 import type { Pipeline } from './types.ts';
 
 /** Output formats per pipeline; the first is the default. */
@@ -41,7 +40,13 @@ export function isOutputOf(type: PipelineType, format: string): format is Output
   return (PIPELINE_OUTPUTS[type] as readonly string[]).includes(format);
 }
 
-export function pipelineAccepts(type: PipelineType, doc: UploadRecord, format: string | undefined): true | string {
+/** What pipelineAccepts reads of an upload. */
+export interface AcceptedUpload {
+  id: string;
+  content_type: string;
+}
+
+export function pipelineAccepts(type: PipelineType, doc: AcceptedUpload, format: string | undefined): true | string {
   const fmt = format ?? defaultFormat(type);
   if (!isOutputOf(type, fmt)) {
     return `options.format "${fmt}" is not an output of the ${type} pipeline (one of: ${PIPELINE_OUTPUTS[type].join(', ')})`;

@@ -1,20 +1,18 @@
 // `lectern run`: the same pipeline code as the worker, on a local file, without the API.
 import fs from 'node:fs';
 import path from 'node:path';
-import type { ServiceConfig } from '../config.ts';
-import type { PipelineType } from '../jobs/types.ts';
-import { PIPELINE_TYPES } from '../jobs/types.ts';
 import type { Logger } from '../log.ts';
 import { sniff, SNIFF_BYTES } from '../media/sniff.ts';
 import { createLocalSpeech } from '../speech/local.ts';
 import { scratchName } from '../storage.ts';
-import { speechForVoice } from '../voices/resolve.ts';
+import { localVoiceResolver, speechForVoice } from '../voices/resolve.ts';
 import { LocalStorage } from '../storage/local.ts';
-import { fillOptions } from './options.ts';
+import { fillOptions, PIPELINE_TYPES, type PipelineType } from './options.ts';
 import { defaultFormat, isOutputOf, loadPipeline, pipelineAccepts } from './registry.ts';
 
 export interface RunFileOptions {
-  config: ServiceConfig;
+  /** The service config's fields of these names. */
+  config: { dataDir: string; modelsDir: string; tts: { backend: string; voice: string | null; aligner: string } };
   log: Logger;
   pipeline: string;
   file: string;
@@ -42,7 +40,7 @@ export async function runPipelineOnFile(o: RunFileOptions): Promise<{ files: str
   await fh.close();
   const kind = sniff(head.subarray(0, bytesRead), o.file);
   if (!kind) throw new Error(`${o.file}: unsupported file type`);
-  const accepted = pipelineAccepts(type, { id: 'file', original_name: path.basename(o.file), size_bytes: 0, content_type: kind.contentType, kind: kind.kind, path: o.file, sha256: '', owner: null, created_at: '' }, o.format);
+  const accepted = pipelineAccepts(type, { id: 'file', content_type: kind.contentType }, o.format);
   if (accepted !== true) throw new Error(accepted);
   const format = o.format ?? defaultFormat(type);
   if (!isOutputOf(type, format)) throw new Error(`--format ${format} is not an output of the ${type} pipeline`); // pipelineAccepts said so already
@@ -52,7 +50,7 @@ export async function runPipelineOnFile(o: RunFileOptions): Promise<{ files: str
   await storage.init();
   const workDir = path.join(storage.tmpDir, scratchName('run'));
   await fs.promises.mkdir(workDir, { recursive: true });
-  const speech = await createLocalSpeech(o.config.tts.backend, { modelsDir: o.config.modelsDir, device: 'cpu', voice: o.config.tts.voice, aligner: o.config.tts.aligner });
+  const speech = await createLocalSpeech(o.config.tts.backend, { modelsDir: o.config.modelsDir, device: 'cpu', voice: o.config.tts.voice, aligner: o.config.tts.aligner, resolveVoice: localVoiceResolver(o.config.modelsDir) });
   try {
     // The engine and voice this file is narrated with (auto: --voice's engine, or the language's default voice).
     const bound = await speechForVoice(speech, o.voice, o.language);

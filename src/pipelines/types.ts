@@ -65,11 +65,4 @@ export interface Pipeline {
   run(ctx: PipelineContext): Promise<PipelineResult>;
 }
 
-/** Thrown by a pipeline that saw its cancel flag. */
-export class JobCancelled extends LecternError {
-  override name = 'JobCancelled';
-  /** The failed job's error; the runner's generic one when absent. */
-  constructor(readonly outcome?: string) {
-    super('CANCELLED', outcome ?? 'stopped on request');
-  }
-}
+export { JobCancelled } from '../core/cancel.ts';

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import yazl from 'yazl';
 import { OUTPUT_FILES } from '../core/output-files.ts';
 import type { BlockKind, WordBox } from '../documents/model.ts';
-import type { TimelineWord } from '../pipelines/narrate-document.ts';
+import type { TimelineWord } from '../core/timeline.ts';
 import { READER_SCRIPT, READER_STYLE } from './assets.ts';
 
 export interface ReaderWord {

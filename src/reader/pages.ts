@@ -21,7 +21,7 @@ export async function readerPages(doc: DocumentModel, opts: ReaderPagesOptions):
   const pages = doc.pages.filter((p) => !wanted || wanted.has(p.index + 1));
   const out: ReaderPage[] = [];
   if (doc.format === 'pdf') await fs.promises.mkdir(opts.imageDir, { recursive: true });
-  const { renderPage } = doc.format === 'pdf' ? await import('../documents/pdf.ts') : { renderPage: null };
+  const { renderPage } = doc.format === 'pdf' ? await import('../documents/model.ts') : { renderPage: null };
   try {
     for (const [n, page] of pages.entries()) {
       opts.signal?.throwIfAborted();
@@ -48,7 +48,7 @@ export async function readerPages(doc: DocumentModel, opts: ReaderPagesOptions):
       opts.onPage?.(n + 1, pages.length);
     }
   } finally {
-    if (doc.format === 'pdf') await (await import('../documents/pdf.ts')).closeRendering(doc);
+    if (doc.format === 'pdf') await (await import('../documents/model.ts')).closeRendering(doc);
   }
   return out;
 }

@@ -4,11 +4,10 @@
 import cors from '@fastify/cors';
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { ServerSecurity } from '../config.ts';
 import { tokenCaller, UNAUTHENTICATED, type Caller } from '../core/caller.ts';
 import { rateLimited, unauthorized } from '../core/errors.ts';
 import { REQUEST_ID_HEADER } from '../request-context.ts';
-import { matchBearer } from './tokens.ts';
+import { matchBearer, type ServerSecurity } from './tokens.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {

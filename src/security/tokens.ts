@@ -65,3 +65,28 @@ export function isLoopback(host: string): boolean {
   const h = host.trim().toLowerCase().replace(/^\[|\]$/g, '');
   return h === 'localhost' || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h) || h === '::ffff:127.0.0.1';
 }
+
+/** Who may call a server, and how much. */
+export interface ServerSecurity {
+  /** Hashed bearer tokens; empty → authentication off (allowed on loopback, or with --insecure). */
+  tokens: TokenEntry[];
+  /** `--insecure`: listening beyond loopback without tokens was asked for explicitly. */
+  insecure: boolean;
+  /** Guards /metrics alone (LECTERN_METRICS_TOKEN); null → open on loopback, else the API tokens. */
+  metricsToken: TokenEntry | null;
+  /** Whether the listen address is loopback only. */
+  loopback: boolean;
+}
+
+export interface ServiceSecurity extends ServerSecurity {
+  /** Token names that see and act on every job and upload (LECTERN_API_ADMINS); every other token sees its own. */
+  admins: string[];
+  /** Origins allowed by CORS; empty → no CORS headers at all. */
+  corsOrigins: string[];
+  /** Requests per minute per token (per IP with authentication off) on /api/*; 0 → no limit. */
+  rateLimitPerMinute: number;
+  /** Pending + running jobs one token may have; 0 → no limit. */
+  maxActiveJobsPerToken: number;
+  /** Largest JSON request body in bytes. */
+  maxBodyBytes: number;
+}

@@ -2,7 +2,7 @@
 // with LECTERN_GPU_SERVER_URL set, the same interface is served by the GPU client.
 //
 // Local speech is one named backend (`espeak`, `piper`), or `auto`: the engine is chosen per
-// voice (src/voices/resolve.ts localVoice): a job with no voice gets its language's default
+// voice by the resolver the caller gives (src/voices/resolve.ts localVoice): a job with no voice gets its language's default
 // (the Piper voice installed for it, else eSpeak NG), a bundled voice its own engine. A chunk
 // whose engine gave no word timings (Piper, where its phoneme words could not be matched to
 // the text) is aligned locally with the configured aligner (LECTERN_ALIGNER, default auto).
@@ -10,8 +10,6 @@ import { ALIGNERS, createAligner, UnknownAlignerError, type ClosableAligner } fr
 import type { SynthesisOutput, SynthesisRequest, TtsBackend } from './types.ts';
 import { createTtsBackend, type TtsBackendOptions } from './tts/registry.ts';
 import { engineWordsOrAligned } from './word-timings.ts';
-import { localVoice } from '../voices/resolve.ts';
-import type { LocalEngine } from '../voices/engines.ts';
 
 export interface Speech {
   /** Engine name, part of every cache key (a different engine makes different audio). */
@@ -31,9 +29,17 @@ export interface Speech {
   close(): Promise<void>;
 }
 
+/** The local engines `auto` chooses between. */
+export type LocalEngine = 'espeak' | 'piper';
+
+/** A voice id (bundled, engine, or null for the language's default) → the engine and voice that narrate it. */
+export type LocalVoiceResolver = (voiceId: string | null, language: string) => Promise<{ engine: LocalEngine; voice: string }>;
+
 export interface LocalSpeechOptions extends TtsBackendOptions {
   /** Aligner for chunks the engine gave no word timings for (registry name; default `auto`). */
   aligner?: string;
+  /** `auto` only: which engine and voice a voice id means (the voice library's localVoice, src/voices/resolve.ts). */
+  resolveVoice?: LocalVoiceResolver;
 }
 
 /** The aligner, created on the first chunk that needs it. */
@@ -84,7 +90,10 @@ export async function createLocalSpeech(backendName: string, options: LocalSpeec
   // An unknown aligner is a start-up error, not a failure of the first job that needs it.
   if (!ALIGNERS.includes(alignerName)) throw new UnknownAlignerError(`unknown aligner "${alignerName}" (LECTERN_ALIGNER; known: ${ALIGNERS.join(', ')})`);
   const aligner = lazyAligner(alignerName, opts);
-  if (backendName === 'auto') return createAutoSpeech(opts, aligner);
+  if (backendName === 'auto') {
+    if (!opts.resolveVoice) throw new Error('local speech "auto" needs a voice resolver (resolveVoice)');
+    return createAutoSpeech(opts, opts.resolveVoice, aligner);
+  }
   const backend = await createTtsBackend(backendName, opts);
   return backendSpeech(backend, aligner, async () => {
     await backend.close();
@@ -92,7 +101,7 @@ export async function createLocalSpeech(backendName: string, options: LocalSpeec
   });
 }
 
-function createAutoSpeech(opts: LocalSpeechOptions, aligner: Aligning): Speech {
+function createAutoSpeech(opts: LocalSpeechOptions, resolveVoice: LocalVoiceResolver, aligner: Aligning): Speech {
   const backends = new Map<LocalEngine, Promise<TtsBackend>>();
   const speeches = new Map<LocalEngine, Promise<Speech>>();
   const backend = (engine: LocalEngine) => {
@@ -115,7 +124,7 @@ function createAutoSpeech(opts: LocalSpeechOptions, aligner: Aligning): Speech {
     return s;
   };
   const forVoice = async (voiceId: string | null, language: string) => {
-    const v = await localVoice(voiceId ?? opts.voice ?? null, language, opts.modelsDir);
+    const v = await resolveVoice(voiceId ?? opts.voice ?? null, language);
     return { speech: await speechOf(v.engine), voiceId: v.voice };
   };
   return {

@@ -1,12 +1,9 @@
 // The speech interfaces shared by the worker (local speech) and the GPU server.
 import { LecternError } from '../core/errors.ts';
 
-export interface WordTiming {
-  word: string;
-  /** Seconds from the start of the audio. */
-  start: number;
-  end: number;
-}
+import type { WordTiming } from '../core/timeline.ts';
+
+export type { WordTiming } from '../core/timeline.ts';
 
 export interface PhonemeTiming {
   /** The engine's phoneme symbol (eSpeak mnemonic or IPA, as the backend says). */
@@ -41,6 +38,16 @@ export interface SynthesisOutput {
   phonemes?: PhonemeTiming[];
 }
 
+/** What a TTS engine is created with (tts/registry.ts picks the engine by name). */
+export interface TtsBackendOptions {
+  modelsDir: string;
+  device: 'cpu' | 'cuda';
+  /** Default voice (backend-specific id); null → the backend's default. */
+  voice?: string | null;
+  /** Most sentences in one model call, for backends that batch (piper); absent → the backend's default. */
+  maxBatch?: number;
+}
+
 export interface TtsBackend {
   readonly name: string;
   /** Audio format the GPU server returns for this backend (`wav`, `mp3`, `opus`). */
@@ -65,6 +72,12 @@ export interface Aligner {
   readonly name: string;
   /** Word timings for every word of `text` (tokenizeWords), in order, against the audio. */
   align(samples: Float32Array, sampleRate: number, text: string, language: string): Promise<WordTiming[]>;
+}
+
+/** What a transcription engine is created with (asr/registry.ts picks the engine by name). */
+export interface TranscriberOptions {
+  modelsDir: string;
+  device: 'cpu' | 'cuda';
 }
 
 export interface Transcriber {

@@ -6,7 +6,9 @@ import { listPiperVoices, readVoiceConfig, voiceLanguage } from '../speech/tts/p
 import { createTtsBackend } from '../speech/tts/registry.ts';
 import type { Language, TtsBackend } from '../speech/types.ts';
 
-export type LocalEngine = 'espeak' | 'piper';
+import type { LocalEngine } from '../speech/local.ts';
+
+export type { LocalEngine };
 
 const BCP47 = /^[a-z]{2,3}(-[A-Za-z0-9]{1,8})*$/;
 

@@ -13,7 +13,6 @@ import path from 'node:path';
 import type { Caller } from '../core/caller.ts';
 import { invalid, notFound } from '../core/errors.ts';
 import { createGpuClient, GpuServerError, type GpuClient } from '../gpu-client/index.ts';
-import type { JobStore, UploadRecord } from '../jobs/types.ts';
 import type { Logger } from '../log.ts';
 import { encodeWav } from '../media/wav.ts';
 import { DocumentError, readDocument, spokenText, type DocumentModel } from '../documents/model.ts';
@@ -54,11 +53,21 @@ export interface AudioFile {
   text?: string;
 }
 
+/** What the library reads of an upload: the fields of the job store's UploadRecord it uses (voices rank below jobs). */
+export interface UploadRecord {
+  id: string;
+  kind: 'document' | 'audio' | 'video';
+  content_type: string;
+  /** The stored key (see openUpload). */
+  path: string;
+}
+
 export interface VoiceLibraryOptions {
   modelsDir: string;
   /** A local file holding an upload (by its stored key), until `release()`: the store may be a bucket. */
   openUpload: (key: string) => Promise<{ path: string; release(): Promise<void> }>;
-  jobs: Pick<JobStore, 'getUpload'>;
+  /** The caller's upload by id (the job store's getUpload): null when unknown or another's. */
+  jobs: { getUpload(id: string, caller: Caller): Promise<UploadRecord | null> };
   /** Samples and previews are cached under here (data dir/cache). */
   cacheDir: string;
   gpuServerUrls: string[];

@@ -3,7 +3,7 @@
 // en_US-joe-medium#0); only the first needs mapping.
 import { espeakVoiceFile, espeakVoiceForLanguage, type LocalEngine } from './engines.ts';
 import { LecternError } from '../core/errors.ts';
-import type { Speech } from '../speech/local.ts';
+import type { LocalVoiceResolver, Speech } from '../speech/local.ts';
 import { listPiperVoices, parseVoiceId, piperVoiceForLanguage } from '../speech/tts/piper/voices.ts';
 import { VoiceManifest } from './manifest.ts';
 
@@ -86,6 +86,11 @@ export async function localVoice(voiceId: string | null, language: string, model
   const model = parseVoiceId(voiceId).id;
   if (listPiperVoices(modelsDir).some((p) => p.id === model)) return { engine: 'piper', voice: voiceId };
   return { engine: 'espeak', voice: voiceId };
+}
+
+/** localVoice for the models in `modelsDir`, as createLocalSpeech('auto') takes it. */
+export function localVoiceResolver(modelsDir: string): LocalVoiceResolver {
+  return (voiceId, language) => localVoice(voiceId, language, modelsDir);
 }
 
 /**

@@ -3,7 +3,7 @@
 // typed errors (BadRequestError, AuthenticationError, …). The errors are the same
 // LecternErrors every route throws; only their formatting is this plugin's own.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { errorHandler, type ErrorReply } from '../../api/http.ts';
+import { errorHandler, type ErrorReply } from '../../http/server.ts';
 import { LecternError, type ErrorCode } from '../../core/errors.ts';
 
 /** A /v1 request error that names the field (`param`) and OpenAI's `code` beside the message. */

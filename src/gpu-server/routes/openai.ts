@@ -5,7 +5,7 @@ import { PassThrough } from 'node:stream';
 import multipart from '@fastify/multipart';
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { fileTooLarge } from '../../api/http.ts';
+import { fileTooLarge } from '../../http/server.ts';
 import { notFound } from '../../core/errors.ts';
 import { transcriberName } from '../../speech/asr/registry.ts';
 import type { WordTiming } from '../../speech/types.ts';

@@ -4,7 +4,7 @@
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { badRequest, invalid, isLecternError, tooLarge, unsupportedType } from '../../core/errors.ts';
-import { fileTooLarge } from '../../api/http.ts';
+import { fileTooLarge } from '../../http/server.ts';
 import { decodeAudio } from '../../media/ffmpeg.ts';
 import type { SynthesisRequest } from '../../speech/types.ts';
 import { utf8Bytes } from '../../speech/words.ts';

@@ -1,12 +1,10 @@
 // Transcription engines by name. Modules load only when their engine is asked for.
 import fs from 'node:fs';
 import path from 'node:path';
-import { SpeechInputError, type Transcriber } from '../types.ts';
+import { SpeechInputError, type Transcriber, type TranscriberOptions } from '../types.ts';
 
-export interface TranscriberOptions {
-  modelsDir: string;
-  device: 'cpu' | 'cuda';
-}
+export type { TranscriberOptions } from '../types.ts';
+
 
 type Factory = (opts: TranscriberOptions) => Promise<Transcriber>;
 

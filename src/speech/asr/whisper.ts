@@ -18,7 +18,7 @@ import { resample } from '../../native/index.ts';
 import { getOrLoad, createSession } from '../model-cache.ts';
 import type { Transcriber } from '../types.ts';
 import { MissingModelError, SpeechInputError } from '../types.ts';
-import type { TranscriberOptions } from './registry.ts';
+import type { TranscriberOptions } from '../types.ts';
 
 export const WHISPER_FILES = ['encoder.onnx', 'decoder.onnx', 'tokens.txt', 'config.json'] as const;
 

@@ -2,6 +2,7 @@
 // models/lipsync/<name>/ (listed in models/manifest.json), with the viseme provider's face
 // tracking and blending around it (onnx/generate.ts). Not installed without such a model:
 // asking for it then is an error naming the file and where it goes.
+import { toolPaths } from '../../media/tools.ts';
 import type { LipsyncProvider } from './types.ts';
 import { findLipsyncModel } from './onnx/model.ts';
 import { ONNX_PRESETS, type OnnxLipsyncStats } from './onnx/generate.ts';
@@ -39,6 +40,7 @@ export function createOnnxProvider(opts: { modelsDir: string; cancelGraceMs?: nu
         modelsDir: opts.modelsDir,
         model,
         cancel: new SharedArrayBuffer(4),
+        tools: toolPaths(),
       };
       return runGeneratorWorker<OnnxLipsyncStats>(WORKER_URL, { ...data }, { outputPath: req.outputPath, signal, graceMs: opts.cancelGraceMs ?? 5000, label: 'onnx', onStats: opts.onStats });
     },

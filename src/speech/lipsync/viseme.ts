@@ -5,7 +5,7 @@
 // may pass its phoneme timings (VisemeRequest.phonemes) instead. See viseme/generate.ts.
 // Each generation runs in its own worker thread (worker-run.ts).
 import { spawnSync } from 'node:child_process';
-import { loadToolPaths } from '../../config.ts';
+import { toolPaths } from '../../media/tools.ts';
 import { nativeAvailable } from '../../native/index.ts';
 import type { PhonemeTiming } from '../types.ts';
 import type { LipsyncProvider, LipsyncRequest } from './types.ts';
@@ -36,7 +36,7 @@ export function visemeUnavailableReason(modelsDir: string): string | null {
   } catch (e) {
     return (e as Error).message;
   }
-  const ffmpeg = loadToolPaths().ffmpeg;
+  const ffmpeg = toolPaths().ffmpeg;
   const r = spawnSync(ffmpeg, ['-version'], { stdio: 'ignore' });
   if (r.error || r.status !== 0) return `the viseme lip-sync provider needs ffmpeg (looked for "${ffmpeg}")`;
   if (!nativeAvailable()) return 'the viseme lip-sync provider needs the native addon; build it with `npm run build:native`';
@@ -64,6 +64,7 @@ export function createVisemeProvider(opts: VisemeProviderOptions): LipsyncProvid
         phonemes: phonemes?.map((p) => ({ phoneme: p.phoneme, start: p.start, end: p.end })),
         settings,
         modelsDir: opts.modelsDir,
+        tools: toolPaths(),
         cancel,
       };
       return runGeneratorWorker<VisemeStats>(WORKER_URL, { ...data }, { outputPath: req.outputPath, signal, graceMs: grace, label: 'viseme', onStats: opts.onStats });

@@ -6,8 +6,8 @@ import { splitMergedWords } from '../merged-words.ts';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { PROJECT_ROOT } from '../../config.ts';
-import type { TtsBackendOptions } from './registry.ts';
+import { PROJECT_ROOT } from '../../core/paths.ts';
+import type { TtsBackendOptions } from '../types.ts';
 import {
   MissingModelError,
   SpeechInputError,

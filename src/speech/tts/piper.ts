@@ -12,11 +12,10 @@
 import fs from 'node:fs';
 import type ort from 'onnxruntime-node';
 import { Tensor } from 'onnxruntime-node';
-import type { Language, SynthesisOutput, SynthesisRequest, TtsBackend } from '../types.ts';
+import type { Language, SynthesisOutput, SynthesisRequest, TtsBackend, TtsBackendOptions } from '../types.ts';
 import { MissingModelError, SpeechInputError } from '../types.ts';
 import { getOrLoad, createSession, type Device } from '../model-cache.ts';
 import { tokenizeWords } from '../words.ts';
-import type { TtsBackendOptions } from './registry.ts';
 import { phonemize as espeakPhonemize } from './espeak.ts';
 import { spanIds, withDurationsOutput, wordSpans, type WordSpan } from './piper/durations.ts';
 import { phonemesToIds } from './piper/ids.ts';

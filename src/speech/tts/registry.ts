@@ -1,15 +1,9 @@
 // TTS backends by name. Each module is imported only when its backend is asked for,
 // so a GPU server running piper never loads what espeak needs and vice versa.
-import type { TtsBackend } from '../types.ts';
+import type { TtsBackend, TtsBackendOptions } from '../types.ts';
 
-export interface TtsBackendOptions {
-  modelsDir: string;
-  device: 'cpu' | 'cuda';
-  /** Default voice (backend-specific id); null → the backend's default. */
-  voice?: string | null;
-  /** Most sentences in one model call, for backends that batch (piper); absent → the backend's default. */
-  maxBatch?: number;
-}
+export type { TtsBackendOptions } from '../types.ts';
+
 
 type Factory = (opts: TtsBackendOptions) => Promise<TtsBackend>;
 

@@ -3,12 +3,15 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { LipsyncAbortedError } from '../types.ts';
 import type { GeneratorWorkerResult } from '../worker-run.ts';
+import { setToolPaths, type ToolPaths } from '../../../media/tools.ts';
 import { generateOnnxLipsync, type OnnxLipsyncJob, type OnnxLipsyncStats } from './generate.ts';
 
-export type OnnxWorkerData = Omit<OnnxLipsyncJob, 'cancelled'> & { cancel: SharedArrayBuffer };
+/** `tools`: the parent thread's ffmpeg (a worker thread starts with the defaults). */
+export type OnnxWorkerData = Omit<OnnxLipsyncJob, 'cancelled'> & { cancel: SharedArrayBuffer; tools: ToolPaths };
 
 const d = workerData as OnnxWorkerData;
 const flag = new Int32Array(d.cancel);
+setToolPaths(d.tools);
 try {
   const stats = await generateOnnxLipsync({ ...d, cancelled: () => Atomics.load(flag, 0) !== 0 });
   parentPort!.postMessage({ ok: true, stats } satisfies GeneratorWorkerResult<OnnxLipsyncStats>);

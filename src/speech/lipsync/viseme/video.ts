@@ -1,9 +1,8 @@
 // Raw RGBA frames in and out of ffmpeg over pipes.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { loadToolPaths } from '../../../config.ts';
+import { toolPaths } from '../../../media/tools.ts';
 import { ffprobe, ToolMissingError } from '../../../media/ffmpeg.ts';
 
-const tools = loadToolPaths();
 
 export interface VideoInfo {
   width: number;
@@ -29,7 +28,7 @@ export async function probeVideo(file: string): Promise<VideoInfo> {
 }
 
 function spawnFfmpeg(args: string[], stdio: ['pipe' | 'ignore', 'pipe' | 'ignore', 'pipe']): ChildProcess {
-  const child = spawn(tools.ffmpeg, ['-hide_banner', '-loglevel', 'error', '-nostdin', ...args], { stdio });
+  const child = spawn(toolPaths().ffmpeg, ['-hide_banner', '-loglevel', 'error', '-nostdin', ...args], { stdio });
   return child;
 }
 
@@ -40,7 +39,7 @@ function failure(child: ChildProcess, what: string): Promise<void> {
   });
   return new Promise((resolve, reject) => {
     child.on('error', (e: NodeJS.ErrnoException) =>
-      reject(e.code === 'ENOENT' ? new ToolMissingError(`ffmpeg is not installed (looked for "${tools.ffmpeg}"); run "npm run setup" or set LECTERN_FFMPEG`) : e),
+      reject(e.code === 'ENOENT' ? new ToolMissingError(`ffmpeg is not installed (looked for "${toolPaths().ffmpeg}"); run "npm run setup" or set LECTERN_FFMPEG`) : e),
     );
     child.on('close', (code, sig) => {
       if (code === 0) return resolve();

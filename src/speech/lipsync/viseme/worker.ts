@@ -5,6 +5,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { PhonemeTiming } from '../../types.ts';
 import { LipsyncAbortedError } from '../types.ts';
 import type { GeneratorWorkerResult } from '../worker-run.ts';
+import { setToolPaths, type ToolPaths } from '../../../media/tools.ts';
 import { generateViseme, type VisemeSettings } from './generate.ts';
 
 export interface VisemeWorkerData {
@@ -13,6 +14,8 @@ export interface VisemeWorkerData {
   outputPath: string;
   settings: VisemeSettings;
   modelsDir: string;
+  /** The parent thread's ffmpeg (a worker thread starts with the defaults). */
+  tools: ToolPaths;
   phonemes?: PhonemeTiming[];
   cancel: SharedArrayBuffer;
 }
@@ -21,6 +24,7 @@ export type VisemeWorkerResult = GeneratorWorkerResult<Awaited<ReturnType<typeof
 
 const d = workerData as VisemeWorkerData;
 const flag = new Int32Array(d.cancel);
+setToolPaths(d.tools);
 try {
   const stats = await generateViseme({ ...d, cancelled: () => Atomics.load(flag, 0) !== 0 });
   parentPort!.postMessage({ ok: true, stats } satisfies VisemeWorkerResult);

@@ -12,9 +12,9 @@
 import fs from 'node:fs';
 import { createCanvas, loadImage, type Canvas, type SKRSContext2D } from '@napi-rs/canvas';
 import { sourceWords, type DocumentModel, type WordBox } from '../documents/model.ts';
-import type { TimelineWord } from '../pipelines/narrate-document.ts';
-import { JobCancelled } from '../pipelines/types.ts';
-import { ffmpegInput, ffprobe } from './ffmpeg.ts';
+import type { TimelineWord } from '../core/timeline.ts';
+import { JobCancelled } from '../core/cancel.ts';
+import { ffmpegInput, ffprobe } from '../media/ffmpeg.ts';
 import { mkvRawFramePrefix, mkvRawHeader } from './raw-video-mkv.ts';
 
 export interface HighlightVideoOptions {
@@ -263,7 +263,7 @@ function highlightRect(ctx: SKRSContext2D, x: number, y: number, w: number, h: n
 
 /** PDF pages rendered at 1400 px (once per page, in turn), scaled into the frame, the word's boxes drawn over. */
 async function pdfPainter(doc: DocumentModel, width: number, height: number): Promise<Painter> {
-  const { renderPage, closeRendering } = await import('../documents/pdf.ts');
+  const { renderPage, closeRendering } = await import('../documents/model.ts');
   const words = sourceWords(doc);
   const byIndex = new Map(doc.pages.map((p) => [p.index, p]));
   let page = -1;

@@ -9,10 +9,13 @@
 // per plugin), plus `app.setSchemaErrorFormatter(...)` to word validation errors its way.
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifySchemaValidationError } from 'fastify';
 import swagger from '@fastify/swagger';
+import { Type } from '@sinclair/typebox';
 import { ERRORS, LecternError, notFound, tooLarge, type ErrorCode } from '../core/errors.ts';
 import type { Logger } from '../log.ts';
 import { requestIdFrom } from '../request-context.ts';
-import { ErrorBody } from './schemas.ts';
+
+/** Every error's body, in both servers' OpenAPI documents. */
+export const ErrorBody = Type.Object({ detail: Type.String() }, { $id: 'Error', description: 'Every error: one line, no stack trace.' });
 
 export interface HttpAppOptions {
   log: Logger;
