@@ -17,9 +17,9 @@ import { audioPipeline } from '../src/pipelines/audio.ts';
 import { fillOptions } from '../src/pipelines/options.ts';
 import { createLocalSpeech, type Speech } from '../src/speech/local.ts';
 import { localVoiceResolver, speechForVoice } from '../src/voices/resolve.ts';
+import { QUICK } from './quick.ts';
 
-const BOOK = process.env.BENCH_BOOK ?? '/work/shared/testdata/documents/war-of-the-worlds.epub';
-const QUICK = process.env.BENCH_QUICK === '1';
+const BOOK = process.env.BENCH_BOOK ?? path.join(import.meta.dirname, '..', 'test', 'fixtures', 'documents', 'war-of-the-worlds.epub');
 const TARGET = QUICK ? 40 : Number(process.env.BENCH_WORDS ?? 27_000);
 const MODELS = path.join(import.meta.dirname, '..', 'models');
 
