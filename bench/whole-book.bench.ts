@@ -82,7 +82,7 @@ try {
   const main = await narrate(speech, file, work, 'default voice');
   await speech.close();
   const peakMb = process.resourceUsage().maxRSS / 1024;
-  console.log(`War of the Worlds, first ${words} words (${QUICK ? 'BENCH_QUICK' : `target ${TARGET}`}), default voice: engine ${main.engine}, voice ${main.voice}, max batch ${maxBatch ?? 'default'}; ${os.cpus().length} cores, load ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  console.log(`War of the Worlds, first ${words} words (${QUICK ? 'BENCH_QUICK' : `target ${TARGET}`}), default voice: engine ${main.engine}, voice ${main.voice}, max batch ${maxBatch ?? '1 (local default)'}; ${os.cpus().length} cores, load ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   console.log(`  wall ${main.wallS.toFixed(1)} s, narration ${(main.audioS / 3600).toFixed(2)} h (${main.audioS.toFixed(0)} s), ${main.chunks} chunks, ${main.words} timeline words`);
   console.log(`  RTF ${(main.wallS / main.audioS).toFixed(3)} (wall ÷ narration; ${(main.audioS / main.wallS).toFixed(1)}× real time), peak RSS ${peakMb.toFixed(0)} MB (at start ${rss0.toFixed(0)} MB)`);
 
