@@ -135,7 +135,7 @@ async function run(positional: string[], flags: Flags): Promise<number> {
   });
   if (process.stderr.isTTY) process.stderr.write('\n');
   process.stdout.write(`${out.files.join('\n')}\n`);
-  process.stderr.write(`lectern: ${out.duration.toFixed(1)} s of narration → ${out.files[0]}\n`);
+  process.stderr.write(`lectern: ${out.duration.toFixed(1)} s of narration (${out.engine}${out.voice ? ` ${out.voice}` : ''}) → ${out.files[0]}\n`);
   return 0;
 }
 

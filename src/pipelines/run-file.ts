@@ -28,7 +28,7 @@ export interface RunFileOptions {
   onProgress?: (phase: string, current: number, total: number) => void;
 }
 
-export async function runPipelineOnFile(o: RunFileOptions): Promise<{ files: string[]; duration: number }> {
+export async function runPipelineOnFile(o: RunFileOptions): Promise<{ files: string[]; duration: number; engine: string; voice: string | null }> {
   if (!(PIPELINE_TYPES as readonly string[]).includes(o.pipeline)) throw new Error(`unknown pipeline "${o.pipeline}" (one of ${PIPELINE_TYPES.join(', ')})`);
   const type = o.pipeline as PipelineType;
   if (!Number.isFinite(o.speed) || o.speed < 0.5 || o.speed > 2) throw new Error('--speed must be between 0.5 and 2');
@@ -81,7 +81,7 @@ export async function runPipelineOnFile(o: RunFileOptions): Promise<{ files: str
       await fs.promises.copyFile(path.join(workDir, f), dest);
       files.push(dest);
     }
-    return { files, duration: result.duration_seconds ?? 0 };
+    return { files, duration: result.duration_seconds ?? 0, engine: bound.speech.engine, voice: bound.voiceId };
   } finally {
     await speech.close();
     await fs.promises.rm(workDir, { recursive: true, force: true });
