@@ -22,6 +22,8 @@ Commands:
                 --tts-backend auto|espeak|piper --aligner auto|hmm|dtw)
                no --voice: the language's default voice (Piper where installed for it, else eSpeak NG)
                lectern run highlight paper.pdf --format mp4|reader (--width 1280 --height 720 --fps 24)
+               your own recording: lectern run readalong book.epub --audio ch1.mp3 --audio ch2.mp3
+                (--format epub|mp4|reader --out book-readalong.epub; English only)
 
 Security (serve, worker, gpu-server):
   Bearer tokens come from LECTERN_API_TOKENS / LECTERN_GPU_TOKENS (name:token,…) or
@@ -49,7 +51,7 @@ async function main(argv: string[]): Promise<number> {
     case 'gpu-server':
       return gpuServer(flags);
     case 'run':
-      return run(positional, flags);
+      return run(positional, flags, rest);
     default:
       process.stderr.write(`lectern: unknown command "${command}"\n\n${USAGE}\n`);
       return 2;
@@ -105,7 +107,17 @@ async function gpuServer(flags: Flags): Promise<number> {
 
 const intFlag = (v: unknown): number | undefined => (typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : undefined);
 
-async function run(positional: string[], flags: Flags): Promise<number> {
+/** Every value of a flag given more than once (`--audio a.mp3 --audio b.mp3`); parseArgs keeps the last. */
+function repeated(argv: string[], name: string): string[] {
+  const out: string[] = [];
+  argv.forEach((a, i) => {
+    if (a.startsWith(`--${name}=`)) out.push(a.slice(name.length + 3));
+    else if (a === `--${name}` && argv[i + 1] !== undefined && !argv[i + 1]!.startsWith('--')) out.push(argv[i + 1]!);
+  });
+  return out;
+}
+
+async function run(positional: string[], flags: Flags, rest: string[]): Promise<number> {
   const [pipelineName, file] = positional;
   if (!pipelineName || !file) {
     process.stderr.write(`lectern run: give a pipeline and a file, e.g. lectern run audio notes.md\n`);
@@ -127,6 +139,7 @@ async function run(positional: string[], flags: Flags): Promise<number> {
     voice: typeof flags.voice === 'string' ? flags.voice : null,
     speed: typeof flags.speed === 'string' ? Number(flags.speed) : 1,
     format: typeof flags.format === 'string' ? flags.format : undefined,
+    audio: repeated(rest, 'audio').map((f) => path.resolve(f)),
     video: { width: intFlag(flags.width), height: intFlag(flags.height), fps: intFlag(flags.fps) },
     signal: controller.signal,
     onProgress: (phase, current, total) => {

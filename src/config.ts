@@ -97,7 +97,8 @@ function int(flags: Flags, env: Env, flag: string, envName: string, fallback: nu
 /** One of a fixed set of words. */
 function oneOf<T extends string>(flags: Flags, env: Env, flag: string, envName: string, allowed: readonly T[], fallback: T): T {
   const value = str(flags, flag, env, envName) ?? fallback;
-  if (!(allowed as readonly string[]).includes(value)) throw new ConfigError(`${optionName(flag, envName)} must be one of ${allowed.join(', ')}, got "${value}"`);
+  const choices = `${allowed.slice(0, -1).join(', ')} or ${allowed.at(-1)}`;
+  if (!(allowed as readonly string[]).includes(value)) throw new ConfigError(`${optionName(flag, envName)} must be ${choices}, got "${value}"`);
   return value as T;
 }
 
@@ -208,7 +209,7 @@ function storageConfig(flags: Flags, env: Env): StorageConfig {
   if (!url) return { s3: null, ...common };
   // Bucket names (S3's rules): 3-63 lower-case letters, digits, dots and hyphens.
   const m = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/(.*))?$/.exec(url);
-  if (!m) throw new ConfigError(`${optionName('storage-url', 'LECTERN_STORAGE_URL')} must be s3://BUCKET or s3://BUCKET/PREFIX, got "${url}"`);
+  if (!m) throw new ConfigError(`LECTERN_STORAGE_URL must be s3://BUCKET or s3://BUCKET/PREFIX (flag --storage-url), got "${url}"`);
   const prefix = (m[2] ?? '').replace(/^\/+|\/+$/g, '');
   if (prefix.split('/').some((p) => p === '.' || p === '..') || /\/\//.test(prefix)) throw new ConfigError(`LECTERN_STORAGE_URL has an invalid prefix "${prefix}"`);
   const endpoint = env.AWS_ENDPOINT_URL_S3 || env.AWS_ENDPOINT_URL || null;

@@ -198,7 +198,7 @@ describe('stop', () => {
     const audio = await s.create(audioJob(doc.id), as(alice));
     const notLipsync = await refusal(s.stop(audio.id, alice));
     expect([notLipsync.code, notLipsync.statusCode]).toEqual(['CONFLICT', 409]);
-    expect(notLipsync.message).toMatch(/only lip-sync jobs can be stopped early/);
+    expect(notLipsync.message).toMatch(/only lip-sync and read-along jobs can be stopped early/);
     expect(await stores.kv.get(cancelKey(audio.id))).toBeNull();
 
     await stores.jobs.updateJob(lipsync.id, { status: 'completed', finished_at: new Date().toISOString() });

@@ -30,7 +30,7 @@ const serviceCases: Case[] = [
   ['--shutdown-grace-ms negative', { 'shutdown-grace-ms': '-1' }, {}, /--shutdown-grace-ms \(LECTERN_SHUTDOWN_GRACE_MS\) must be between 0/],
   ['--no-worker with a value that is not a switch', { 'no-worker': 'sometimes' }, {}, /--no-worker \(LECTERN_NO_EMBEDDED_WORKER\) is a switch: .*got "sometimes"/],
   ['LECTERN_INSECURE not a switch', {}, { LECTERN_INSECURE: 'maybe' }, /--insecure \(LECTERN_INSECURE\) is a switch: .*got "maybe"/],
-  ['--log-level unknown', { 'log-level': 'loud' }, {}, /--log-level \(LECTERN_LOG_LEVEL\) must be one of fatal, error, warn, info, debug, trace, silent, got "loud"/],
+  ['--log-level unknown', { 'log-level': 'loud' }, {}, /--log-level \(LECTERN_LOG_LEVEL\) must be fatal, error, warn, info, debug, trace or silent, got "loud"/],
   ['--namespace with capitals', { namespace: 'Lectern' }, {}, /--namespace \(LECTERN_NAMESPACE\) must match/],
   ['--database-url not postgres', { 'database-url': 'mysql://x', 'redis-url': 'redis://127.0.0.1' }, {}, /--database-url \(LECTERN_DATABASE_URL\) must be a postgres:\/\/ URL/],
   ['--redis-url not redis', { 'database-url': 'postgres://x', 'redis-url': 'http://x' }, {}, /--redis-url \(LECTERN_REDIS_URL\) must be a redis:\/\/ URL/],
@@ -38,8 +38,8 @@ const serviceCases: Case[] = [
   ['--gpu-server-url without a scheme', { 'gpu-server-url': 'gpu-box:8100' }, {}, /--gpu-server-url \(LECTERN_GPU_SERVER_URL\) must be a comma-separated list of http:\/\/ or https:\/\/ URLs, got "gpu-box:8100"/],
   ['LECTERN_GPU_SERVER_URL with one bad entry', {}, { LECTERN_GPU_SERVER_URL: 'http://a:8100,ftp://b' }, /--gpu-server-url \(LECTERN_GPU_SERVER_URL\) must be .* got "ftp:\/\/b"/],
   ['LECTERN_CORS_ORIGINS not an origin', {}, { LECTERN_CORS_ORIGINS: 'example.com' }, /LECTERN_CORS_ORIGINS\) must be a comma-separated list of http:\/\/ or https:\/\/ URLs \(or \*\), got "example.com"/],
-  ['--storage-download unknown', { 'storage-download': 'stream' }, {}, /--storage-download \(LECTERN_STORAGE_DOWNLOAD\) must be one of redirect, proxy, got "stream"/],
-  ['--storage-url not s3', { 'storage-url': 'gs://bucket' }, {}, /--storage-url \(LECTERN_STORAGE_URL\) must be s3:\/\/BUCKET/],
+  ['--storage-download unknown', { 'storage-download': 'stream' }, {}, /--storage-download \(LECTERN_STORAGE_DOWNLOAD\) must be redirect or proxy, got "stream"/],
+  ['--storage-url not s3', { 'storage-url': 'gs://bucket' }, {}, /LECTERN_STORAGE_URL must be s3:\/\/BUCKET or s3:\/\/BUCKET\/PREFIX \(flag --storage-url\), got "gs:\/\/bucket"/],
   ['--storage-url with .. in its prefix', { 'storage-url': 's3://bucket/a/../b' }, {}, /LECTERN_STORAGE_URL has an invalid prefix/],
   ['--storage-link-expires-s over 7 days', { 'storage-link-expires-s': String(8 * 24 * 3600) }, {}, /--storage-link-expires-s \(LECTERN_STORAGE_LINK_EXPIRES_S\) must be between 1 and 604800/],
   ['--storage-sweep-interval-s negative', { 'storage-sweep-interval-s': '-1' }, {}, /--storage-sweep-interval-s \(LECTERN_STORAGE_SWEEP_INTERVAL_S\) must be between 0/],
@@ -52,7 +52,7 @@ const serviceCases: Case[] = [
 
 const gpuCases: Case[] = [
   ['--port not a number', { port: 'x' }, {}, /--port \(LECTERN_GPU_PORT\) must be an integer/],
-  ['--device unknown', { device: 'tpu' }, {}, /--device \(LECTERN_GPU_DEVICE\) must be one of cpu, cuda, got "tpu"/],
+  ['--device unknown', { device: 'tpu' }, {}, /--device \(LECTERN_GPU_DEVICE\) must be cpu or cuda, got "tpu"/],
   ['--max-batch 0', { 'max-batch': '0' }, {}, /--max-batch \(LECTERN_GPU_MAX_BATCH\) must be between 1 and 256/],
   ['--max-batch 257', { 'max-batch': '257' }, {}, /--max-batch \(LECTERN_GPU_MAX_BATCH\) must be between 1 and 256/],
   ['--batch-window-ms above 10 s', { 'batch-window-ms': '10001' }, {}, /--batch-window-ms \(LECTERN_GPU_BATCH_WINDOW_MS\) must be between 0 and 10000/],
@@ -65,7 +65,7 @@ const gpuCases: Case[] = [
   ['--tts-process-timeout-s 0', { 'tts-process-timeout-s': '0' }, {}, /--tts-process-timeout-s \(LECTERN_TTS_PROCESS_TIMEOUT_S\) must be between 1/],
   ['--tts-process-start-timeout-s 0', { 'tts-process-start-timeout-s': '0' }, {}, /--tts-process-start-timeout-s \(LECTERN_TTS_PROCESS_START_TIMEOUT_S\) must be between 1/],
   ['--backend process without --tts-process', { backend: 'process' }, {}, /--backend process needs the model program: --tts-process/],
-  ['--log-level unknown', { 'log-level': 'verbose' }, {}, /--log-level \(LECTERN_LOG_LEVEL\) must be one of/],
+  ['--log-level unknown', { 'log-level': 'verbose' }, {}, /--log-level \(LECTERN_LOG_LEVEL\) must be fatal, error, warn, info, debug, trace or silent/],
   ['--insecure with a value that is not a switch', { insecure: 'perhaps' }, {}, /--insecure \(LECTERN_INSECURE\) is a switch/],
   ['--host beyond loopback without tokens', { host: '::' }, {}, /lectern gpu-server would listen on :: without authentication: set LECTERN_GPU_TOKENS/],
 ];
@@ -84,7 +84,7 @@ const runCases: [what: string, flags: Flags, message: RegExp][] = [
   ['--out without a value', { out: true }, /--out needs a value/],
   ['--language without a value', { language: true }, /--language needs a value/],
   ['--voice without a value', { voice: true }, /--voice needs a value/],
-  ['--log-level unknown', { 'log-level': 'chatty' }, /--log-level \(LECTERN_LOG_LEVEL\) must be one of/],
+  ['--log-level unknown', { 'log-level': 'chatty' }, /--log-level \(LECTERN_LOG_LEVEL\) must be fatal, error, warn, info, debug, trace or silent/],
 ];
 
 /** The ConfigError a call throws (fails the test when it throws nothing or something else). */

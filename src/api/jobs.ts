@@ -41,7 +41,7 @@ function createAndListRoutes(app: FastifyInstance, { service }: JobRoutesOptions
       schema: {
         summary: 'Create a job',
         description:
-          'Refuses with 429 when the calling token already has LECTERN_MAX_ACTIVE_JOBS pending or running jobs. Validates every upload the request names (uploaded_file_id, ref_audio_file_id, ref_video_file_id): each must exist and be the calling token\'s own (an admin may use any), else 404 naming the field, the same for another token\'s upload as for a missing one; then their kinds. Builds config_json (with created_by, the token name, and request_id); stores the job as pending, owned by the calling token; dispatches the worker task with the job id and stores its id as worker_task_id. Unknown fields → 422; a pipeline or format this install cannot produce → 422.',
+          'Refuses with 429 when the calling token already has LECTERN_MAX_ACTIVE_JOBS pending or running jobs. Validates every upload the request names (uploaded_file_id, ref_audio_file_id, ref_video_file_id, audio_file_ids): each must exist and be the calling token\'s own (an admin may use any), else 404 naming the field, the same for another token\'s upload as for a missing one; then their kinds. Builds config_json (with created_by, the token name, and request_id); stores the job as pending, owned by the calling token; dispatches the worker task with the job id and stores its id as worker_task_id. Unknown fields → 422; a pipeline or format this install cannot produce → 422. pipeline_type readalong is a Lectern extension of the spec (\"bring your own narration\"): the document with audio_file_ids, the person\'s recording of it (one file or many, in any order); outputs as highlight (options.format epub (default), mp4 or reader, with narration.mp3 = the recording joined in reading order, timeline.json whose unspoken words are {start: null, end: null, skipped: true}, narration.vtt). Refused with 422 at creation: no audio_file_ids, an audio file the decoder cannot read (each is probed), a language other than English, voice_id/ref_* or speed ≠ 1. A recording of another text, or one that is not speech, fails the job with a message saying so.',
         body: JobCreateRequest,
         response: { 201: { $ref: 'JobResponse#' }, ...errors(400, 404, 422, 429) },
       },
@@ -94,8 +94,8 @@ function oneJobRoutes(app: FastifyInstance, { service }: JobRoutesOptions): void
     '/api/jobs/:job_id/stop',
     {
       schema: {
-        summary: 'Stop a running lip-sync job early',
-        description: `Writes job:{id}:cancel (24 h expiry) for a pending or running lip-sync job; the worker finishes the page in flight and builds the output from the pages done. 409 for other pipelines or states. ${OWNERSHIP}`,
+        summary: 'Stop a running lip-sync or read-along job early',
+        description: `Writes job:{id}:cancel (24 h expiry) for a pending or running lip-sync or readalong job. Lip-sync: the worker finishes the page in flight and builds the output from the pages done. Readalong (a Lectern extension): the alignment stops at its next step and the job fails with "stopped on request while aligning the recording; nothing was made" (a stop during the render stops the highlight video the same way). 409 for other pipelines or states. ${OWNERSHIP}`,
         params: IdParams,
         response: { 200: Detail, ...errors(404, 409) },
       },

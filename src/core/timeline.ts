@@ -16,3 +16,25 @@ export interface TimelineWord extends WordTiming {
   /** 0-based block index within the page. */
   block: number;
 }
+
+/**
+ * A source word the narration never speaks (a recording that skips it: no time is invented).
+ * timeline.json writes it as `{word, start: null, end: null, page, block, skipped: true}`.
+ */
+export interface SkippedWord {
+  word: string;
+  start: null;
+  end: null;
+  page: number;
+  block: number;
+  skipped: true;
+}
+
+/**
+ * What the render stages (EPUB, highlight video, reader, cues, chapters) take: every source
+ * word in reading order, timed, or skipped when the narration does not speak it. A narration
+ * Lectern made times every word; one from a person's recording may skip some.
+ */
+export type TimelineEntry = TimelineWord | SkippedWord;
+
+export const isTimed = (w: TimelineEntry): w is TimelineWord => w.start !== null;

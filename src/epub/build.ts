@@ -8,7 +8,7 @@ import path from 'node:path';
 import yazl from 'yazl';
 import { hasSpokenWords, sourceWords, type DocPage, type DocumentModel } from '../documents/model.ts';
 import { ffmpeg, ffprobe } from '../media/ffmpeg.ts';
-import type { TimelineWord } from '../core/timeline.ts';
+import { isTimed, type TimelineEntry, type TimelineWord } from '../core/timeline.ts';
 import {
   blockId,
   CONTAINER_XML,
@@ -38,8 +38,11 @@ const AUDIO_BITRATE = '64k';
 export interface BuildEpubOptions {
   outPath: string;
   doc: DocumentModel;
-  /** The timeline's words, one to one with sourceWords(doc) on the pages it covers; times in audioFile. */
-  words: TimelineWord[];
+  /**
+   * The timeline's words, one to one with sourceWords(doc) on the pages it covers; times in
+   * audioFile. Skipped words (a recording that does not read them) are in the text, with no clip.
+   */
+  words: TimelineEntry[];
   /** The narration (narration.mp3) the times refer to. */
   audioFile: string;
   /** Used where the document declares none. */
@@ -65,7 +68,10 @@ export interface EpubSummary {
 
 interface PagePlan {
   page: DocPage;
-  words: TimelineWord[];
+  /** The page's timeline entries, in order (index = the word's span number). */
+  words: TimelineEntry[];
+  /** Those with a time. */
+  timed: Array<{ w: TimelineWord; i: number }>;
   clips: Clip[];
   /** Where this page's audio starts in audioFile, and its length (both ms). */
   startMs: number;
@@ -84,19 +90,24 @@ export async function buildEpub(o: BuildEpubOptions): Promise<EpubSummary> {
   // Reading order: narrated pages plus the pages without any text that belong with them.
   const built = builtPages(doc, byPage);
   const narrated = built.filter((p) => byPage.has(p.index));
-  const plans: PagePlan[] = built.map((page) => ({ page, words: byPage.get(page.index) ?? [], clips: [], startMs: 0, durationMs: 0, image: null }));
+  const plans: PagePlan[] = built.map((page) => {
+    const words = byPage.get(page.index) ?? [];
+    const timed = words.flatMap((w, i) => (isTimed(w) ? [{ w, i }] : []));
+    return { page, words, timed, clips: [], startMs: 0, durationMs: 0, image: null };
+  });
 
   // Audio: page k's part runs from its first word to the next narrated page's first word (the
   // first from 0, the last to the end), so the parts tile the narration with no gap. A word's
   // clip runs from its start to the next word's start: playback is continuous, and every clip
-  // holds its whole word. Times in whole ms, each clip at least 1 ms long.
-  const narratedPlans = plans.filter((p) => p.words.length);
+  // holds its whole word. Times in whole ms, each clip at least 1 ms long. Skipped words (no
+  // time) get no clip: the clip before them runs on to the next word heard.
+  const narratedPlans = plans.filter((p) => p.timed.length);
   narratedPlans.forEach((p, k) => {
-    p.startMs = k === 0 ? 0 : Math.round(p.words[0]!.start * 1000);
-    const endMs = k + 1 < narratedPlans.length ? Math.round(narratedPlans[k + 1]!.words[0]!.start * 1000) : audioMs;
+    p.startMs = k === 0 ? 0 : Math.round(p.timed[0]!.w.start * 1000);
+    const endMs = k + 1 < narratedPlans.length ? Math.round(narratedPlans[k + 1]!.timed[0]!.w.start * 1000) : audioMs;
     let prev = 0;
-    p.clips = p.words.map((_, i) => {
-      const next = i + 1 < p.words.length ? Math.round(p.words[i + 1]!.start * 1000) - p.startMs : endMs - p.startMs;
+    p.clips = p.timed.map(({ i }, j) => {
+      const next = j + 1 < p.timed.length ? Math.round(p.timed[j + 1]!.w.start * 1000) - p.startMs : endMs - p.startMs;
       const end = Math.max(prev + 1, next);
       const clip = { id: wordId(p.page.index, i), beginMs: prev, endMs: end };
       prev = end;
@@ -144,7 +155,7 @@ export async function buildEpub(o: BuildEpubOptions): Promise<EpubSummary> {
       const xhtml = `${base}.xhtml`;
       files.push({ name: xhtml, data: contentXhtml({ page: p.page.index, title: pageTitle(p.page, title), blocks: p.page.blocks, image: p.image }, language), compress: true });
       const item: ManifestItem = { id: `c${base}`, href: xhtml, type: 'application/xhtml+xml' };
-      if (p.words.length) {
+      if (p.clips.length) {
         item.overlay = `m${base}`;
         files.push({ name: `${base}.smil`, data: smil(xhtml, sectionId(p.page.index), `audio/${base}.mp3`, p.clips), compress: true });
         manifest.push({ id: `m${base}`, href: `${base}.smil`, type: 'application/smil+xml' });
@@ -176,7 +187,7 @@ export async function buildEpub(o: BuildEpubOptions): Promise<EpubSummary> {
       narratedPages: narratedPlans.length,
       images: plans.filter((p) => p.image).length,
       duration: durations.reduce((s, d) => s + d.ms, 0) / 1000,
-      words: o.words.length,
+      words: o.words.filter(isTimed).length,
     };
   } finally {
     await fs.promises.rm(work, { recursive: true, force: true });
@@ -184,19 +195,23 @@ export async function buildEpub(o: BuildEpubOptions): Promise<EpubSummary> {
 }
 
 /** Timeline words grouped by 0-based page, after checking they are the document's words, in order. */
-function matchTimeline(doc: DocumentModel, words: TimelineWord[]): Map<number, TimelineWord[]> {
+function matchTimeline(doc: DocumentModel, words: TimelineEntry[]): Map<number, TimelineEntry[]> {
   if (!words.length) throw new Error('the timeline has no words: nothing to build an EPUB from');
   const pages = new Set(words.map((w) => w.page - 1));
   for (const p of pages) if (!doc.pages.some((d) => d.index === p)) throw new Error(`the timeline names page ${p + 1}, which the document does not have`);
   const source = sourceWords(doc).filter((s) => pages.has(s.page));
   if (source.length !== words.length) throw new Error(`the timeline has ${words.length} words, the document's pages ${[...pages].length} narrated pages ${source.length}: it was made from another document`);
-  const out = new Map<number, TimelineWord[]>();
+  const out = new Map<number, TimelineEntry[]>();
+  let last: TimelineWord | null = null;
   words.forEach((w, i) => {
     const s = source[i]!;
     if (s.page !== w.page - 1 || s.block !== w.block || s.word.text !== w.word) {
       throw new Error(`timeline word ${i + 1} ("${w.word}", page ${w.page}) is not the document's word there ("${s.word.text}", page ${s.page + 1}): it was made from another document`);
     }
-    if (i > 0 && w.start < words[i - 1]!.start) throw new Error(`timeline word ${i + 1} starts before the word it follows`);
+    if (isTimed(w)) {
+      if (last && w.start < last.start) throw new Error(`timeline word ${i + 1} starts before the word it follows`);
+      last = w;
+    }
     let list = out.get(s.page);
     if (!list) out.set(s.page, (list = []));
     list.push(w);
@@ -209,7 +224,7 @@ function matchTimeline(doc: DocumentModel, words: TimelineWord[]): Map<number, T
  * a textless page goes with the text page before it (leading ones with the first text page),
  * so a book of the first pages done also holds the pictures among them.
  */
-function builtPages(doc: DocumentModel, narrated: Map<number, TimelineWord[]>): DocPage[] {
+function builtPages(doc: DocumentModel, narrated: Map<number, TimelineEntry[]>): DocPage[] {
   const out: DocPage[] = [];
   let pending: DocPage[] = [];
   let owner: boolean | null = null; // whether the text page textless pages attach to is built

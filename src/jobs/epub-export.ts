@@ -11,7 +11,7 @@ import { buildEpub } from '../epub/build.ts';
 import { INTERNAL } from '../core/caller.ts';
 import { oneLine } from '../core/errors.ts';
 import type { Logger } from '../log.ts';
-import type { TimelineWord } from '../pipelines/narrate-document.ts';
+import type { TimelineEntry } from '../pipelines/narrate-document.ts';
 import { jobPrefix, outputKey, type Storage } from '../storage.ts';
 import { JobScratch, MissingInput } from './job-scratch.ts';
 import type { ExportState, JobConfigPatch, JobRecord, JobStatus, Stores, TaskContext } from './types.ts';
@@ -86,7 +86,7 @@ export async function runEpubExport(jobId: string, task: TaskContext, deps: Expo
     };
     const timelineFile = await reuse(OUTPUT_FILES.timeline);
     const audioFile = await reuse(OUTPUT_FILES.narration);
-    const timeline = JSON.parse(await fs.promises.readFile(timelineFile, 'utf8')) as { words?: TimelineWord[]; title?: string | null; author?: string | null };
+    const timeline = JSON.parse(await fs.promises.readFile(timelineFile, 'utf8')) as { words?: TimelineEntry[]; title?: string | null; author?: string | null };
     if (!Array.isArray(timeline.words)) throw new Error("the job's timeline.json has no words");
     const doc = await readDocument(await scratch.input(upload.path, 'document upload'), upload.content_type);
     const book = await buildEpub({

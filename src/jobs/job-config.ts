@@ -6,17 +6,31 @@ import { JobOptions } from '../pipelines/options.ts';
 import { EXPORT_STATUSES, PIPELINE_TYPES, type JobConfig } from './types.ts';
 
 const Id = Type.String({ description: 'UUID' });
+/** Most audio files one read-along job may name (an audiobook's chapters). */
+export const MAX_RECORDING_FILES = 200;
 const LanguageCode = Type.String({ pattern: '^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$', maxLength: 35, description: 'BCP-47 language code, e.g. en-US' });
 
 export const JobCreateRequest = Type.Object(
   {
-    pipeline_type: Type.Union(PIPELINE_TYPES.map((p) => Type.Literal(p)), { description: 'audio: narration; highlight: word-highlight video/reader/EPUB; lipsync: presenter reader' }),
+    pipeline_type: Type.Union(PIPELINE_TYPES.map((p) => Type.Literal(p)), {
+      description:
+        'audio: narration; highlight: word-highlight video/reader/EPUB; lipsync: presenter reader; readalong (a Lectern extension of the spec): the same outputs as highlight, narrated by your own recording (audio_file_ids) aligned to the document',
+    }),
     uploaded_file_id: Id,
     language: Type.Optional({ ...LanguageCode, default: 'en-US' }),
     voice_id: Type.Optional(Type.String({ maxLength: 128, description: 'Bundled voice or engine voice id' })),
     ref_audio_file_id: Type.Optional(Id),
     ref_text: Type.Optional(Type.String({ maxLength: 4000, description: 'Transcript of the reference clip' })),
     ref_video_file_id: Type.Optional(Id),
+    audio_file_ids: Type.Optional(
+      Type.Array(Id, {
+        minItems: 1,
+        maxItems: MAX_RECORDING_FILES,
+        uniqueItems: true,
+        description:
+          'readalong only (required there): uploads of the recording read from the document (MP3, M4A/M4B, WAV, FLAC, OGG; one file or an audiobook of many, in any order). Each must be audio the decoder reads (422 otherwise)',
+      }),
+    ),
     title: Type.Optional(Type.String({ maxLength: 300 })),
     options: Type.Optional(JobOptions),
   },
@@ -56,7 +70,7 @@ export function parseJobConfig(raw: unknown): JobConfig {
 }
 
 /** Request fields that name an upload. A new one (a pipeline's audio uploads…) is added here and nowhere else. */
-export const UPLOAD_FIELDS = ['uploaded_file_id', 'ref_audio_file_id', 'ref_video_file_id'] as const;
+export const UPLOAD_FIELDS = ['uploaded_file_id', 'ref_audio_file_id', 'ref_video_file_id', 'audio_file_ids'] as const;
 export type UploadField = (typeof UPLOAD_FIELDS)[number];
 
 /**

@@ -9,7 +9,8 @@ import { loadPipeline } from '../pipelines/registry.ts';
 import { withRequestId } from '../request-context.ts';
 import { fillOptions } from '../pipelines/options.ts';
 import type { JobResult } from '../pipelines/result.ts';
-import { JobCancelled, type PipelineContext, type PipelineInput } from '../pipelines/types.ts';
+import { JobCancelled, type PipelineContext, type PipelineInput, type RecordingFile } from '../pipelines/types.ts';
+import { createAligner, type ClosableAligner } from '../speech/align/registry.ts';
 import { createGpuClient } from '../gpu-client/index.ts';
 import { createPresenterGenerator, type PresenterHandle, type PresenterSettings } from '../pipelines/presenter.ts';
 import { createLocalSpeech, type Speech } from '../speech/local.ts';
@@ -117,6 +118,7 @@ async function runJobWith(existing: JobRecord | null, jobId: string, task: TaskC
     else ({ speech: ctx.speech, voiceId: ctx.input.voiceId } = await speechForVoice(ctx.speech, ctx.input.voiceId, ctx.input.language));
     ctx.input.document.path = await scratch.input(upload.path, 'document upload');
     ctx.input.referenceAudio = clone ? await bundledReference(clone.clipPath, clone.refText) : await referenceAudio(job, opts, scratch, ctx.speech, log);
+    if (config.audio_file_ids?.length) ctx.input.recording = await recordingFiles(config.audio_file_ids, opts, scratch);
     if (config.ref_video_file_id) {
       const ref = await stores.jobs.getUpload(config.ref_video_file_id, INTERNAL);
       if (!ref) throw new Error('the job\'s reference video upload is missing');
@@ -125,9 +127,12 @@ async function runJobWith(existing: JobRecord | null, jobId: string, task: TaskC
     // Made on first use (only the lip-sync pipeline asks) and closed with the job.
     let presenter: Promise<PresenterHandle> | null = null;
     ctx.presenter = () => (presenter ??= createPresenterGenerator(opts.config, log));
+    let aligner: Promise<ClosableAligner> | null = null;
+    ctx.aligner = () => (aligner ??= createAligner('auto', { modelsDir: opts.config.modelsDir, device: 'cpu' }));
     const pipeline = await loadPipeline(job.pipeline_type, ctx.input.options.format);
     const result = await pipeline.run(ctx).finally(async () => {
       if (presenter) await (await presenter.catch(() => null))?.close();
+      if (aligner) await (await aligner.catch(() => null))?.close();
     });
     // `completed` only once every output is in the store: a worker that dies before leaves the job to be run again.
     ctx.progress('store', 0, 1);
@@ -253,6 +258,17 @@ async function referenceAudio(job: JobRecord, opts: WorkerOptions, scratch: JobS
     log.info({ words: text.split(/\s+/).length }, 'reference clip transcribed for cloning');
   }
   return { bytes, sha256: upload.sha256 || createHash('sha256').update(bytes).digest('hex'), text };
+}
+
+/** A read-along job's recording: its audio uploads, fetched into the job's scratch folder, in upload order. */
+async function recordingFiles(ids: string[], opts: WorkerOptions, scratch: JobScratch): Promise<RecordingFile[]> {
+  const out: RecordingFile[] = [];
+  for (const [k, id] of ids.entries()) {
+    const upload = await opts.stores.jobs.getUpload(id, INTERNAL);
+    if (!upload) throw new Error(`the job's audio file ${k + 1} (upload ${id}) is missing`);
+    out.push({ path: await scratch.input(upload.path, `audio file ${k + 1} (${upload.original_name})`), name: upload.original_name, sha256: upload.sha256 });
+  }
+  return out;
 }
 
 async function bundledReference(clipPath: string, text: string): Promise<PipelineInput['referenceAudio']> {

@@ -1,16 +1,22 @@
 // The job rules of the interface contract (spec §A), independent of HTTP.
 import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
 import path from 'node:path';
 import type { Caller } from '../core/caller.ts';
 import { conflict, invalid, LecternError, notFound } from '../core/errors.ts';
 import type { Logger } from '../log.ts';
 import { defaultFormat, pipelineAccepts } from '../pipelines/registry.ts';
-import { isId, jobPrefix, outputKey, type DownloadMeta, type Storage } from '../storage.ts';
+import { isId, jobPrefix, outputKey, scratchName, type DownloadMeta, type Storage } from '../storage.ts';
 import { contentTypeFor, INLINE_TYPES } from './file-types.ts';
 import { jobUploadRefs, type JobCreateRequest, type UploadField } from './job-config.ts';
-import type { ExportState, JobConfig, JobListQuery, JobRecord, Stores, UploadRecord } from './types.ts';
+import type { ExportState, JobConfig, JobListQuery, JobRecord, PipelineType, Stores, UploadRecord } from './types.ts';
+import { probeRecordingFile } from '../speech/align/long/audio.ts';
+import { RECORDING_LANGUAGES, recordingLanguageSupported } from '../speech/align/long/languages.ts';
 import { cloneReference } from '../voices/resolve.ts';
 import { EXPORTABLE_STATUSES, exportRefusal, exportState } from './epub-export.ts';
+
+/** Pipelines that look at a stop request while they run (lip-sync between pages, read-along while aligning and rendering). */
+const STOPPABLE: readonly PipelineType[] = ['lipsync', 'readalong'];
 
 /** Seconds a stop request's cancel flag lives (spec §8). */
 export const CANCEL_FLAG_TTL_SECONDS = 24 * 60 * 60;
@@ -94,6 +100,9 @@ export class JobService {
 
     const accepted = pipelineAccepts(req.pipeline_type, doc, req.options?.format);
     if (accepted !== true) throw invalid(accepted);
+    const recording = uploads.filter((u) => u.field === 'audio_file_ids').map((u) => u.upload);
+    if (req.pipeline_type === 'readalong') await this.checkReadAlong(req, recording);
+    else if (req.audio_file_ids) throw invalid(`audio_file_ids: only a readalong job is narrated by a recording; the ${req.pipeline_type} pipeline narrates with a voice`);
 
     // 3. config_json from the request, with defaults made explicit so a job re-run later behaves the same.
     const format = req.options?.format ?? defaultFormat(req.pipeline_type);
@@ -105,6 +114,7 @@ export class JobService {
       ref_audio_file_id: refAudio?.id ?? null,
       ref_text: req.ref_text ?? null,
       ref_video_file_id: refVideo?.id ?? null,
+      ...(recording.length ? { audio_file_ids: recording.map((u) => u.id) } : {}),
       title: req.title ?? null,
       options: { ...req.options, format, speed: req.options?.speed ?? 1 },
       document: { original_name: doc.original_name, content_type: doc.content_type },
@@ -132,6 +142,46 @@ export class JobService {
     }
     this.log.info({ job_id: id, pipeline: req.pipeline_type, task: job.worker_task_id, request_id: by.requestId, token_name: by.caller.name }, 'job created');
     return job;
+  }
+
+  /**
+   * A read-along job is narrated by its recording: no voice, one speed, a language the aligner
+   * locates text in, and every audio file one the decoder reads (probed now, so a file it
+   * cannot read is a 422 here rather than a job that fails later).
+   */
+  private async checkReadAlong(req: JobCreateRequest, recording: UploadRecord[]): Promise<void> {
+    if (!recording.length) throw invalid('a readalong job needs its recording: upload the audio files (MP3, M4A/M4B, WAV, FLAC, OGG) and pass their ids as audio_file_ids');
+    const language = req.language ?? 'en-US';
+    if (!recordingLanguageSupported(language)) {
+      throw invalid(`language "${language}": read-along from a recording supports ${RECORDING_LANGUAGES} for now (the recording is located in the text by an English recogniser)`);
+    }
+    for (const field of ['voice_id', 'ref_audio_file_id', 'ref_text', 'ref_video_file_id'] as const) {
+      if (req[field] !== undefined) throw invalid(`${field}: a readalong job is narrated by its recording (audio_file_ids), not by a voice`);
+    }
+    if ((req.options?.speed ?? 1) !== 1) throw invalid('options.speed: a readalong job plays the recording as it is (speed 1)');
+    for (const [k, u] of recording.entries()) {
+      const what = `audio_file_ids[${k}] (upload ${u.id}, ${JSON.stringify(u.original_name)})`;
+      if (u.kind !== 'audio' && u.kind !== 'video') throw invalid(`${what} is a ${u.kind}, not audio`);
+      try {
+        await this.probeUpload(u, k);
+      } catch (err) {
+        if (err instanceof LecternError && err.code === 'UNSUPPORTED_TYPE') {
+          throw invalid(`${what} cannot be read as audio: ${err.message.replace(/^(audio )?file \d+ \([^)]*\) (cannot be read: )?/, '')}`);
+        }
+        throw err;
+      }
+    }
+  }
+
+  /** ffprobe on the stored upload (a copy in a scratch folder where the store is a bucket). */
+  private async probeUpload(u: UploadRecord, index: number): Promise<void> {
+    const dir = path.join(this.storage.tmpDir, scratchName(`probe-${u.id}`));
+    await fs.promises.mkdir(dir, { recursive: true });
+    try {
+      await probeRecordingFile(await this.storage.localCopy(u.path, dir), index);
+    } finally {
+      await fs.promises.rm(dir, { recursive: true, force: true });
+    }
   }
 
   /**
@@ -164,7 +214,7 @@ export class JobService {
 
   async stop(id: string, caller: Caller): Promise<void> {
     const job = await this.get(id, caller);
-    if (job.pipeline_type !== 'lipsync') throw conflict(`job ${id} is a ${job.pipeline_type} job; only lip-sync jobs can be stopped early`);
+    if (!STOPPABLE.includes(job.pipeline_type)) throw conflict(`job ${id} is a ${job.pipeline_type} job; only lip-sync and read-along jobs can be stopped early`);
     if (job.status !== 'running' && job.status !== 'pending') throw conflict(`job ${id} is ${job.status}, not running`);
     await this.stores.kv.set(cancelKey(id), '1', CANCEL_FLAG_TTL_SECONDS);
     this.log.info({ job_id: id }, 'stop requested');

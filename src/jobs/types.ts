@@ -47,6 +47,8 @@ export type JobConfig = {
   /** The reference clip's transcript: the request's, or transcribed by the worker (then ref_text_source). */
   ref_text: string | null;
   ref_video_file_id: string | null;
+  /** readalong: the recording's audio files, in upload order (the pipeline finds their reading order); absent on other pipelines. */
+  audio_file_ids?: string[];
   title: string | null;
   options: StoredJobOptions;
   document: { original_name: string; content_type: string };
@@ -88,7 +90,7 @@ export interface JobRecord {
   progress: Progress | null;
   /** One line, never a stack trace. */
   error: string | null;
-  /** Upload ids this job refers to (document, reference audio, reference video). */
+  /** Upload ids this job refers to (document, reference audio, reference video, a read-along job's recording). */
   upload_ids: string[];
   /** How many times a worker has started it (a restart after a crash counts). */
   attempts: number;

@@ -8,7 +8,7 @@ import { ffmpeg } from '../media/ffmpeg.ts';
 import { toWebVtt as webVtt } from '../media/captions.ts';
 import { writeFileAtomic } from '../storage.ts';
 import type { Narration } from './narrate.ts';
-import { atSpeed, narrateDocument, roundTime as round, type TimelineWord } from './narrate-document.ts';
+import { atSpeed, isTimed, narrateDocument, roundTime as round, type TimelineEntry, type TimelineWord } from './narrate-document.ts';
 import type { Pipeline, PipelineContext, PipelineResult } from './types.ts';
 
 export interface Chapter {
@@ -52,7 +52,9 @@ export const audioPipeline: Pipeline = {
  * page (and block, where the entry names one). Entries that land on the same moment keep the
  * first (the outermost); the first chapter always starts at 0. No TOC → one chapter.
  */
-export function chapterMarks(doc: Pick<DocumentModel, 'toc'>, words: TimelineWord[], duration: number, title: string | null): Chapter[] {
+export function chapterMarks(doc: Pick<DocumentModel, 'toc'>, entries: TimelineEntry[], duration: number, title: string | null): Chapter[] {
+  // A chapter starts at its first word that is heard (words a recording skips have no time).
+  const words = entries.filter(isTimed);
   const starts: Array<{ title: string; start: number }> = [];
   let w = 0;
   for (const entry of doc.toc) {
@@ -121,7 +123,7 @@ export function ffmetadata(meta: { title: string | null; author: string | null; 
   return `${lines.join('\n')}\n`;
 }
 
-/** One cue per word: what the narration's captions show. */
-export function toWebVtt(words: TimelineWord[]): string {
-  return webVtt(words.map((w) => ({ start: w.start, end: w.end, text: w.word })));
+/** One cue per spoken word (what the narration's captions show); skipped words (no time) have none. */
+export function toWebVtt(words: TimelineEntry[]): string {
+  return webVtt(words.filter(isTimed).map((w) => ({ start: w.start, end: w.end, text: w.word })));
 }

@@ -3,13 +3,14 @@
 // all start here, so a word's (page, block, index) identity is the same in each output.
 import { readDocument, spokenText, type DocumentModel } from '../documents/model.ts';
 import { sourceTimings, spokenForms, type SpokenText } from '../speech/spoken-forms.ts';
-import type { TimelineWord, WordTiming } from '../core/timeline.ts';
+import { isTimed, type TimelineEntry, type TimelineWord, type WordTiming } from '../core/timeline.ts';
 import { tokenizeWords, utf8Bytes } from '../speech/words.ts';
 import { narrate, type Narration } from './narrate.ts';
 import { chunkSentences, splitSentences } from '../speech/sentences.ts';
 import type { PipelineContext } from './types.ts';
 
-export type { TimelineWord } from '../core/timeline.ts';
+export { isTimed, type SkippedWord, type TimelineEntry, type TimelineWord } from '../core/timeline.ts';
+
 
 export interface NarrationChunk {
   text: string;
@@ -91,6 +92,6 @@ function toSourceWords(n: Narration, chunks: NarrationChunk[], spoken: SpokenTex
 export const roundTime = (t: number) => Math.round(t * 1000) / 1000;
 
 /** The timeline as heard at a playback speed (the audio is sped up with ffmpeg's atempo). */
-export function atSpeed(words: TimelineWord[], speed: number): TimelineWord[] {
-  return speed === 1 ? words : words.map((w) => ({ ...w, start: roundTime(w.start / speed), end: roundTime(w.end / speed) }));
+export function atSpeed<W extends TimelineEntry>(words: W[], speed: number): W[] {
+  return speed === 1 ? words : words.map((w) => (isTimed(w) ? { ...w, start: roundTime(w.start / speed), end: roundTime(w.end / speed) } : w));
 }

@@ -4,7 +4,7 @@
 // No runtime imports beyond TypeBox: the web app type-checks against this file.
 import { Type, type Static } from '@sinclair/typebox';
 
-export const PIPELINE_TYPES = ['audio', 'highlight', 'lipsync'] as const;
+export const PIPELINE_TYPES = ['audio', 'highlight', 'lipsync', 'readalong'] as const;
 export type PipelineType = (typeof PIPELINE_TYPES)[number];
 
 export const OUTPUT_FORMATS = ['mp3', 'm4b', 'mp4', 'reader', 'epub'] as const;

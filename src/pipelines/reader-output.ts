@@ -6,12 +6,13 @@ import type { DocumentModel } from '../documents/model.ts';
 import { OUTPUT_FILES } from '../core/output-files.ts';
 import { buildReaderZip } from '../reader/build.ts';
 import { readerPages } from '../reader/pages.ts';
-import type { TimelineWord } from './narrate-document.ts';
+import type { TimelineEntry } from './narrate-document.ts';
 import type { PipelineContext } from './types.ts';
 
 export interface ReaderNarration {
   title: string | null;
-  words: TimelineWord[];
+  /** Every source word; skipped ones (a recording that does not read them) are shown, never highlighted. */
+  words: TimelineEntry[];
   duration: number;
 }
 

@@ -8,6 +8,7 @@ export const PIPELINE_OUTPUTS: Record<PipelineType, readonly OutputFormat[]> = {
   audio: ['mp3', 'm4b'],
   highlight: ['mp4', 'reader', 'epub'],
   lipsync: ['reader', 'mp4'],
+  readalong: ['epub', 'mp4', 'reader'],
 };
 
 /** Every pipeline reads every document format, through the one document model. */
@@ -24,11 +25,16 @@ const loaders: Record<PipelineType, Partial<Record<OutputFormat, Loader>>> = {
   highlight: {
     mp4: async () => (await import('./highlight.ts')).highlightPipeline,
     reader: async () => (await import('./highlight.ts')).highlightPipeline,
-    epub: async () => (await import('./highlight-epub.ts')).highlightEpubPipeline,
+    epub: async () => (await import('./highlight.ts')).highlightPipeline,
   },
   lipsync: {
     reader: async () => (await import('./lipsync.ts')).lipsyncPipeline,
     mp4: async () => (await import('./lipsync.ts')).lipsyncPipeline,
+  },
+  readalong: {
+    epub: async () => (await import('./readalong.ts')).readalongPipeline,
+    mp4: async () => (await import('./readalong.ts')).readalongPipeline,
+    reader: async () => (await import('./readalong.ts')).readalongPipeline,
   },
 };
 

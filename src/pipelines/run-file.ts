@@ -1,4 +1,5 @@
 // `lectern run`: the same pipeline code as the worker, on a local file, without the API.
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from '../log.ts';
@@ -8,6 +9,10 @@ import { scratchName } from '../storage.ts';
 import { localVoiceResolver, speechForVoice } from '../voices/resolve.ts';
 import { LocalStorage } from '../storage/local.ts';
 import { fillOptions, PIPELINE_TYPES, type PipelineType } from './options.ts';
+import type { RecordingFile } from './types.ts';
+import { probeRecordingFile } from '../speech/align/long/audio.ts';
+import { RECORDING_LANGUAGES, recordingLanguageSupported } from '../speech/align/long/languages.ts';
+import { createAligner, type ClosableAligner } from '../speech/align/registry.ts';
 import { defaultFormat, isOutputOf, loadPipeline, pipelineAccepts } from './registry.ts';
 
 export interface RunFileOptions {
@@ -22,6 +27,8 @@ export interface RunFileOptions {
   voice: string | null;
   speed: number;
   format?: string;
+  /** readalong: the recording's audio files (any order; the pipeline finds it). */
+  audio?: string[];
   /** Highlight video size and frame rate (defaults 1280×720, 24 fps). */
   video?: { width?: number; height?: number; fps?: number };
   signal: AbortSignal;
@@ -45,12 +52,24 @@ export async function runPipelineOnFile(o: RunFileOptions): Promise<{ files: str
   const format = o.format ?? defaultFormat(type);
   if (!isOutputOf(type, format)) throw new Error(`--format ${format} is not an output of the ${type} pipeline`); // pipelineAccepts said so already
 
+  const recording: RecordingFile[] = [];
+  if (type === 'readalong') {
+    if (!o.audio?.length) throw new Error('lectern run readalong needs the recording: --audio FILE (once per file, any order)');
+    if (!recordingLanguageSupported(o.language)) throw new Error(`--language ${o.language}: read-along from a recording supports ${RECORDING_LANGUAGES} for now`);
+    if (o.speed !== 1) throw new Error('--speed: a read-along plays the recording as it is (speed 1)');
+    for (const [k, file] of o.audio.entries()) {
+      await probeRecordingFile(file, k);
+      recording.push({ path: file, name: path.basename(file), sha256: await fileSha256(file) });
+    }
+  } else if (o.audio?.length) throw new Error(`--audio: only the readalong pipeline is narrated by a recording`);
+
   // `lectern run` works on local files: the data dir holds only its scratch folder and chunk cache.
   const storage = new LocalStorage(o.config.dataDir);
   await storage.init();
   const workDir = path.join(storage.tmpDir, scratchName('run'));
   await fs.promises.mkdir(workDir, { recursive: true });
   const speech = await createLocalSpeech(o.config.tts.backend, { modelsDir: o.config.modelsDir, device: 'cpu', voice: o.config.tts.voice, aligner: o.config.tts.aligner, resolveVoice: localVoiceResolver(o.config.modelsDir) });
+  const made: { aligner?: Promise<ClosableAligner> } = {};
   try {
     // The engine and voice this file is narrated with (auto: --voice's engine, or the language's default voice).
     const bound = await speechForVoice(speech, o.voice, o.language);
@@ -63,6 +82,7 @@ export async function runPipelineOnFile(o: RunFileOptions): Promise<{ files: str
         voiceId: bound.voiceId,
         options: fillOptions({ format, speed: o.speed, ...o.video }),
         title: null,
+        recording,
       },
       outputDir: workDir,
       cacheDir: storage.cacheDir,
@@ -71,6 +91,7 @@ export async function runPipelineOnFile(o: RunFileOptions): Promise<{ files: str
       progress: (phase, current, total) => o.onProgress?.(phase, current, total),
       cancelled: async () => false,
       signal: o.signal,
+      aligner: () => (made.aligner ??= createAligner('auto', { modelsDir: o.config.modelsDir, device: 'cpu' })),
     });
     const stem = path.join(path.dirname(o.file), path.parse(o.file).name);
     const main = o.out ?? `${stem}${path.extname(result.output)}`;
@@ -83,7 +104,14 @@ export async function runPipelineOnFile(o: RunFileOptions): Promise<{ files: str
     }
     return { files, duration: result.duration_seconds ?? 0, engine: bound.speech.engine, voice: bound.voiceId };
   } finally {
+    if (made.aligner) await (await made.aligner.catch(() => null))?.close();
     await speech.close();
     await fs.promises.rm(workDir, { recursive: true, force: true });
   }
+}
+
+async function fileSha256(file: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of fs.createReadStream(file)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
 }

@@ -1,6 +1,7 @@
 import type { Logger } from '../log.ts';
 import { LecternError } from '../core/errors.ts';
 import type { Speech } from '../speech/local.ts';
+import type { Aligner } from '../speech/types.ts';
 import type { FilledJobOptions } from './options.ts';
 import type { PipelineResult } from './result.ts';
 
@@ -24,6 +25,18 @@ export interface PipelineInput {
   referenceVideo?: string | null;
   /** Reference clip to clone the narrator's voice from (GPU servers only), with its transcript. */
   referenceAudio?: { bytes: Buffer; sha256: string; text: string } | null;
+  /** readalong: the person's recording of the document, its files in upload order (any reading order). */
+  recording?: RecordingFile[] | null;
+}
+
+/** One audio file of a recording a read-along job narrates with. */
+export interface RecordingFile {
+  /** Absolute path of a local copy. */
+  path: string;
+  /** The upload's original name (messages name it). */
+  name: string;
+  /** Content hash: with the document's words, the key of the cached alignment a resumed job reuses. */
+  sha256: string;
 }
 
 /** One presenter clip: `audioPath` spoken by the person in `referenceVideoPath`, written to `outputPath` (MP4). */
@@ -59,6 +72,8 @@ export interface PipelineContext {
   signal: AbortSignal;
   /** Presenter clips for the lip-sync pipeline (created on first use; absent where none can be made). */
   presenter?: () => Promise<PresenterGenerator>;
+  /** The word aligner (`auto`: the best installed for the language), created on first use and closed with the job; absent → the pipeline makes its own. */
+  aligner?: () => Promise<Aligner>;
 }
 
 export interface Pipeline {

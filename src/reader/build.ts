@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import yazl from 'yazl';
 import { OUTPUT_FILES } from '../core/output-files.ts';
 import type { BlockKind, WordBox } from '../documents/model.ts';
-import type { TimelineWord } from '../core/timeline.ts';
+import { isTimed, type TimelineEntry } from '../core/timeline.ts';
 import { READER_SCRIPT, READER_STYLE } from './assets.ts';
 
 export interface ReaderWord {
@@ -38,8 +38,8 @@ export interface ReaderOptions {
   language: string;
   /** narration.mp3 */
   audioFile: string;
-  /** Word times in the narration (speed applied); (page, block) and order identify each source word. */
-  words: TimelineWord[];
+  /** Word times in the narration (speed applied); (page, block) and order identify each source word. Skipped words are shown, not timed. */
+  words: TimelineEntry[];
   duration: number;
   pages: ReaderPage[];
   /** A presenter video synced to the narration, shown in a draggable, resizable window. */
@@ -85,7 +85,9 @@ export function readerData(opts: Omit<ReaderOptions, 'outPath'>): ReaderData {
     const target = list[index];
     // The timeline and the pages must be the same words; a mismatch would highlight the wrong ones.
     if (!target || target.t !== w.word) throw new Error(`timeline word ${i} ("${w.word}") is not word ${index} of page ${w.page} block ${w.block} ("${target?.t ?? 'none'}")`);
-    target.i = i;
+    // A word the narration skips (a recording that does not read it) is shown but never highlighted or clickable.
+    if (!isTimed(w)) return;
+    target.i = words.length;
     words.push([w.start, w.end, p, w.block, index]);
   });
   return {

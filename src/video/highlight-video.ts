@@ -12,15 +12,15 @@
 import fs from 'node:fs';
 import { createCanvas, loadImage, type Canvas, type SKRSContext2D } from '@napi-rs/canvas';
 import { sourceWords, type DocumentModel, type WordBox } from '../documents/model.ts';
-import type { TimelineWord } from '../core/timeline.ts';
+import type { TimelineEntry } from '../core/timeline.ts';
 import { JobCancelled } from '../core/cancel.ts';
 import { ffmpegInput, ffprobe } from '../media/ffmpeg.ts';
 import { mkvRawFramePrefix, mkvRawHeader } from './raw-video-mkv.ts';
 
 export interface HighlightVideoOptions {
   doc: DocumentModel;
-  /** Word times in the narration file (speed applied), one per source word in reading order. */
-  timeline: TimelineWord[];
+  /** Word times in the narration file (speed applied), one per source word in reading order; skipped words (no time) are never highlighted. */
+  timeline: TimelineEntry[];
   /** The narration (narration.mp3); the video lasts exactly as long. */
   audioPath: string;
   width: number;
@@ -53,12 +53,13 @@ export const HIGHLIGHT_EDGE = '#e07b00';
 /**
  * The pictures in order: each word's picture starts on the frame nearest its start and holds
  * until the next word starts (it stays lit through pauses); words shorter than a frame are
- * skipped. The frames add up to round(duration × fps).
+ * skipped, and so are words with no time (a recording that does not read them). The frames
+ * add up to round(duration × fps).
  */
-export function planStates(words: Array<Pick<TimelineWord, 'start'>>, duration: number, fps: number): VideoState[] {
+export function planStates(words: Array<Pick<TimelineEntry, 'start'>>, duration: number, fps: number): VideoState[] {
   const total = Math.max(1, Math.round(duration * fps));
   const marks: Array<{ word: number; frame: number }> = [{ word: -1, frame: 0 }];
-  words.forEach((w, i) => marks.push({ word: i, frame: Math.min(total - 1, Math.max(0, Math.round(w.start * fps))) }));
+  words.forEach((w, i) => w.start !== null && marks.push({ word: i, frame: Math.min(total - 1, Math.max(0, Math.round(w.start * fps))) }));
   const states: VideoState[] = [];
   for (let k = 0; k < marks.length; k++) {
     const end = k + 1 < marks.length ? marks[k + 1]!.frame : total;

@@ -5,7 +5,7 @@
 // document holds the spoken text plus paragraphs of The War of the Worlds nobody reads.
 // Every spoken word whose clip has reference boundaries (test/fixtures/alignment) gets them,
 // moved to where the clip sits in its chapter file.
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ffmpeg, ffprobe } from '../../src/media/ffmpeg.ts';
 import { readEpub } from '../../src/documents/epub.ts';
@@ -37,6 +37,14 @@ export interface MessyBook {
   skippedSentence: [number, number];
   /** Words of the text in all skipped sentences. */
   skippedWords: number;
+  /** The document's text, paragraph by paragraph (their words, in order, are `words`). */
+  paragraphs: string[];
+}
+
+/** The messy book's document as a plain-text file (one paragraph per part), for jobs and `lectern run`. */
+export function writeMessyBookText(book: MessyBook, file: string): string {
+  writeFileSync(file, `${book.paragraphs.join('\n\n')}\n`);
+  return file;
 }
 
 export function librivoxClips(): BookPart[] {
@@ -131,7 +139,7 @@ export async function buildMessyBook(dir: string, chapters: BookPart[][], opts: 
       refs.push(part.spoken && r ? { file: part.file!, start: part.offset! + r.start, end: part.offset! + r.end } : null);
     });
   }
-  return { files, trueOrder, words, spoken, refs, skippedSentence, skippedWords: skippedSentence[1] - skippedSentence[0] + 1 };
+  return { files, trueOrder, words, spoken, refs, skippedSentence, skippedWords: skippedSentence[1] - skippedSentence[0] + 1, paragraphs: textParts.map((p) => p.text) };
 }
 
 /** The small messy book of the tests: three chapter files, ~100 s, given in the order c, a, b. */
@@ -278,5 +286,5 @@ export async function largeMessyBook(dir: string): Promise<MessyBook> {
     for (const t of textParts) for (const w of tokenizeWords(t.text)) (words.push(w.word), spoken.push(t.spoken), refs.push(null));
     skippedWords += textParts.filter((t) => !t.spoken).reduce((n, t) => n + tokenizeWords(t.text).length, 0);
   }
-  return { files, trueOrder, words, spoken, refs, skippedSentence: small.skippedSentence, skippedWords };
+  return { files, trueOrder, words, spoken, refs, skippedSentence: small.skippedSentence, skippedWords, paragraphs: [] };
 }

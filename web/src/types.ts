@@ -92,10 +92,12 @@ export type { ExportState as EpubExportStatus } from '../../src/jobs/types.ts';
 
 export interface TimelineWord {
   word: string;
-  start: number;
-  end: number;
+  /** null: a word the recording does not read (a read-along job's skipped word), shown but never highlighted. */
+  start: number | null;
+  end: number | null;
   page: number;
   block: number;
+  skipped?: true;
 }
 
 export interface Timeline {
@@ -112,6 +114,7 @@ export const PIPELINES: Record<PipelineType, { label: string; description: strin
   audio: { label: 'Audio narration', description: 'An MP3 or M4B audiobook with a word timeline for read-along.', formats: ['mp3', 'm4b'] },
   highlight: { label: 'Highlighted reading', description: 'A video, offline reader or EPUB with each spoken word highlighted.', formats: ['mp4', 'reader', 'epub'] },
   lipsync: { label: 'Lip-sync presenter', description: 'A presenter video speaking the text beside the read-along page.', formats: ['reader', 'mp4'] },
+  readalong: { label: 'Read-along from your recording', description: 'Your own audiobook or reading, aligned to the document: an EPUB, video or offline reader highlighting each word you read (English).', formats: ['epub', 'mp4', 'reader'] },
 };
 
 export const FORMAT_LABELS: Record<string, string> = {

@@ -55,7 +55,7 @@ export function JobPage({ id }: { id: string }) {
   const format = String(job.config_json.options?.format ?? '');
   const output = job.config_json.result?.output ?? '';
   const pages = pagesOf(job);
-  const canStop = job.pipeline_type === 'lipsync' && (job.status === 'running' || job.status === 'pending');
+  const canStop = (job.pipeline_type === 'lipsync' || job.pipeline_type === 'readalong') && (job.status === 'running' || job.status === 'pending');
 
   return (
     <section aria-labelledby="job-heading">
@@ -113,7 +113,7 @@ export function JobPage({ id }: { id: string }) {
           <ConfirmButton
             label="Stop"
             confirmLabel="Yes, stop it"
-            question="Stop after the page in progress? The output will hold the pages done so far."
+            question={job.pipeline_type === 'readalong' ? 'Stop aligning the recording? Nothing will be made.' : 'Stop after the page in progress? The output will hold the pages done so far.'}
             onConfirm={async () => {
               await api.stopJob(job.id);
             }}

@@ -3,6 +3,7 @@
 import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { api, ApiError } from '../api.ts';
 import { DropZone } from '../components/DropZone.tsx';
+import { RecordingPicker } from '../components/RecordingPicker.tsx';
 import { ErrorBox } from '../components/ui.tsx';
 import { navigate } from '../router.tsx';
 import { FORMAT_LABELS, PIPELINES, type CloningStatus, type JobCreateRequest, type Language, type OutputFormat, type PipelineType, type Upload, type Voice } from '../types.ts';
@@ -64,6 +65,7 @@ export function NewJob() {
   const [refText, setRefText] = useState('');
   const [refVideo, setRefVideo] = useState<Upload | null>(null);
   const [refVideoUrl, setRefVideoUrl] = useState<string | null>(null);
+  const [recording, setRecording] = useState<Upload[]>([]);
   const [voices, setVoices] = useState<Voice[] | null>(null);
   const [cloning, setCloning] = useState<CloningStatus | null>(null);
   const [languages, setLanguages] = useState<Language[]>([]);
@@ -120,10 +122,12 @@ export function NewJob() {
     if (!doc) return;
     setSubmitting(true);
     setSubmitError(null);
-    const options: NonNullable<JobCreateRequest['options']> = { format, speed };
+    const readalong = pipeline === 'readalong';
+    // A read-along job plays the recording as it is: no voice, no speed.
+    const options: NonNullable<JobCreateRequest['options']> = readalong ? { format } : { format, speed };
     if (pipeline !== 'audio') Object.assign(options, { width, height, fps });
     if (pipeline === 'lipsync' && preset.trim()) options.lipsync_preset = preset.trim();
-    const body: JobCreateRequest = { pipeline_type: pipeline, uploaded_file_id: doc.id, language, options, ...voiceFields() };
+    const body: JobCreateRequest = { pipeline_type: pipeline, uploaded_file_id: doc.id, language, options, ...(readalong ? { audio_file_ids: recording.map((u) => u.id) } : voiceFields()) };
     if (title.trim()) body.title = title.trim();
     if (pipeline === 'lipsync' && refVideo) body.ref_video_file_id = refVideo.id;
     try {
@@ -170,10 +174,12 @@ export function NewJob() {
               ))}
             </select>
           </label>
-          <label>
-            Speed ({speed.toFixed(2)}×)
-            <input type="range" min={0.5} max={2} step={0.05} value={speed} onChange={(e) => setSpeed(Number(e.target.value))} />
-          </label>
+          {pipeline !== 'readalong' ? (
+            <label>
+              Speed ({speed.toFixed(2)}×)
+              <input type="range" min={0.5} max={2} step={0.05} value={speed} onChange={(e) => setSpeed(Number(e.target.value))} />
+            </label>
+          ) : null}
           <label>
             Language
             <select value={language} onChange={(e) => setLanguage(e.target.value)}>
@@ -225,8 +231,17 @@ export function NewJob() {
             <LayoutPreview video={refVideo} videoUrl={refVideoUrl} width={width} height={height} />
           </div>
         ) : null}
+        {pipeline === 'readalong' ? (
+          <>
+            <p className="muted small" id="readalong-language">
+              Read-along from a recording supports English only for now. Words you do not read are shown but not highlighted; a recording of another text, or one that is not speech, fails the job saying so.
+            </p>
+            <RecordingPicker value={recording} onChange={setRecording} />
+          </>
+        ) : null}
       </fieldset>
 
+      {pipeline !== 'readalong' ? (
       <fieldset>
         <legend>3. Voice</legend>
         <div className="choices row">
@@ -307,15 +322,26 @@ export function NewJob() {
         ) : null}
         <ErrorBox error={previewError} title="Preview failed" />
       </fieldset>
+      ) : null}
 
       <div ref={errorRef} tabIndex={-1}>
         <ErrorBox error={submitError} title={submitError instanceof ApiError && submitError.status === 422 ? 'The service refused this job' : 'Could not create the job'} />
       </div>
       <div className="actions">
-        <button type="submit" className="primary" disabled={!doc || submitting || (voiceMode === 'clone' && !refAudio) || (pipeline === 'lipsync' && !refVideo)}>
+        <button
+          type="submit"
+          className="primary"
+          disabled={!doc || submitting || (pipeline !== 'readalong' && voiceMode === 'clone' && !refAudio) || (pipeline === 'lipsync' && !refVideo) || (pipeline === 'readalong' && recording.length === 0)}
+        >
           {submitting ? 'Creating…' : 'Create job'}
         </button>
-        {!doc ? <span className="muted small">Upload a document first.</span> : pipeline === 'lipsync' && !refVideo ? <span className="muted small">Upload a presenter video first.</span> : null}
+        {!doc ? (
+          <span className="muted small">Upload a document first.</span>
+        ) : pipeline === 'lipsync' && !refVideo ? (
+          <span className="muted small">Upload a presenter video first.</span>
+        ) : pipeline === 'readalong' && recording.length === 0 ? (
+          <span className="muted small">Upload your recording first.</span>
+        ) : null}
       </div>
     </form>
   );

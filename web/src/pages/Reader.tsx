@@ -14,15 +14,23 @@ import { DownloadButton } from './JobPage.tsx';
 
 const SEEK_SECONDS = 5;
 
-/** Index of the word being spoken at `t` (the last one started), or -1 before the first. */
-export function wordAt(words: TimelineWord[], t: number): number {
+/** Indices of the words with a time (a read-along job's recording may skip some). */
+export function timedIndices(words: TimelineWord[]): number[] {
+  return words.flatMap((w, i) => (w.start !== null ? [i] : []));
+}
+
+/**
+ * Index of the word being spoken at `t` (the last one started), or -1 before the first.
+ * Skipped words (no time) are never the one spoken; pass `timed` (timedIndices) when calling often.
+ */
+export function wordAt(words: TimelineWord[], t: number, timed: number[] = timedIndices(words)): number {
   let lo = 0;
-  let hi = words.length - 1;
+  let hi = timed.length - 1;
   let found = -1;
   while (lo <= hi) {
     const mid = (lo + hi) >> 1;
-    if (words[mid]!.start <= t) {
-      found = mid;
+    if (words[timed[mid]!]!.start! <= t) {
+      found = timed[mid]!;
       lo = mid + 1;
     } else hi = mid - 1;
   }
@@ -94,6 +102,7 @@ function ReadAlong({ timeline, audioUrl, presenterUrl }: { timeline: Timeline; a
   const textRef = useRef<HTMLDivElement>(null);
   const words = timeline.words;
   const pages = useMemo(() => [...new Set(words.map((w) => w.page))].sort((a, b) => a - b), [words]);
+  const timed = useMemo(() => timedIndices(words), [words]);
   const [page, setPage] = useState(pages[0] ?? 1);
   const [current, setCurrent] = useState(-1);
   const [time, setTime] = useState(0);
@@ -106,7 +115,7 @@ function ReadAlong({ timeline, audioUrl, presenterUrl }: { timeline: Timeline; a
     const tick = () => {
       const t = audio.currentTime;
       setTime(t);
-      const i = wordAt(words, t);
+      const i = wordAt(words, t, timed);
       setCurrent(i);
       if (i >= 0) setPage(words[i]!.page);
       const v = videoRef.current;
@@ -126,7 +135,7 @@ function ReadAlong({ timeline, audioUrl, presenterUrl }: { timeline: Timeline; a
       cancelAnimationFrame(frame);
       events.forEach((e) => audio.removeEventListener(e, start));
     };
-  }, [words]);
+  }, [words, timed]);
 
   // The highlight is a class on the word's element, moved without re-rendering the page.
   useEffect(() => {
@@ -164,7 +173,7 @@ function ReadAlong({ timeline, audioUrl, presenterUrl }: { timeline: Timeline; a
   const seekTo = (i: number) => {
     const audio = audioRef.current;
     const w = words[i];
-    if (!audio || !w) return;
+    if (!audio || !w || w.start === null) return;
     audio.currentTime = w.start + 0.001;
     void audio.play().catch(() => undefined);
   };
@@ -184,9 +193,9 @@ function ReadAlong({ timeline, audioUrl, presenterUrl }: { timeline: Timeline; a
   const pageIndex = pages.indexOf(page);
   const goPage = (p: number) => {
     setPage(p);
-    const first = words.findIndex((w) => w.page === p);
+    const first = words.find((w) => w.page === p && w.start !== null);
     const audio = audioRef.current;
-    if (audio && first >= 0 && audio.paused) audio.currentTime = words[first]!.start + 0.001;
+    if (audio && first && first.start !== null && audio.paused) audio.currentTime = first.start + 0.001;
   };
 
   return (
@@ -226,9 +235,15 @@ function ReadAlong({ timeline, audioUrl, presenterUrl }: { timeline: Timeline; a
           <p key={`${page}-${b.block}`} data-block={b.block}>
             {b.items.map(({ w, i }) => (
               <span key={i}>
-                <span className="word" data-i={i}>
-                  {w.word}
-                </span>{' '}
+                {w.start !== null ? (
+                  <span className="word" data-i={i}>
+                    {w.word}
+                  </span>
+                ) : (
+                  <span className="word skipped" title="Not read in the recording">
+                    {w.word}
+                  </span>
+                )}{' '}
               </span>
             ))}
           </p>

@@ -16,12 +16,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { LecternError } from '../../../core/errors.ts';
 import { resample } from '../../../native/index.ts';
-import { pocketsphinxSupports } from '../../asr/pocketsphinx.ts';
 import { SpeechInputError, type Aligner } from '../../types.ts';
 import { decodeRecordingFile, RATE, readSamples, type DecodedFile, type RecordingChapter } from './audio.ts';
 import { buildTextIndex, chainAnchors, DEFAULT_PACE, measurePace, splitRuns, type Anchor, type HeardIn, type Pace } from './anchors.ts';
 import { spokenWords } from './book-lm.ts';
 import { createBookRecognizer, type AudioWindow } from './recognize.ts';
+import { recordingLanguageSupported } from './languages.ts';
 
 export { probeRecordingFile, RecordingInputError } from './audio.ts';
 
@@ -215,7 +215,7 @@ function uncovered(covered: [number, number][], a: number, b: number): [number, 
 export async function alignRecording(opts: AlignRecordingOptions): Promise<RecordingAlignment> {
   if (!opts.files.length) throw new SpeechInputError('no audio files to align');
   if (!opts.words.length) throw new SpeechInputError('the document has no words to align');
-  if (!pocketsphinxSupports(opts.language)) {
+  if (!recordingLanguageSupported(opts.language)) {
     throw new SpeechInputError(`long recordings are located in the text by an English recogniser for now; no recogniser for language "${opts.language}"`);
   }
   const ownDir = !opts.workDir;
