@@ -112,6 +112,19 @@ export class VoiceLibrary {
     return this.cloning.value;
   }
 
+  /**
+   * Why a job that clones must be refused at creation, or null to accept it: refused with
+   * no GPU server, or when servers answer and none declares voice_cloning. When none
+   * answers the job is accepted and waits for them like any other job.
+   */
+  async cloningRefusal(): Promise<string | null> {
+    if (!this.gpu) return 'it needs a GPU server with a cloning backend (set LECTERN_GPU_SERVER_URL); the local engines speak bundled voices only';
+    const states = await this.gpu.checkHealth();
+    const up = states.filter((s) => s.healthy);
+    if (up.length === 0 || up.some((s) => s.health?.voice_cloning === true)) return null;
+    return `the GPU servers that answer (${up.map((s) => s.url).join(', ')}) have no voice-cloning backend (voice_cloning is false in their /health)`;
+  }
+
   /** Why a voice cannot be used on this install, or null when it can. */
   async unavailableReason(v: VoiceEntry): Promise<string | null> {
     const b = v.backing;
