@@ -28,11 +28,8 @@
 // engine is a client of the GPU server, and the client speaks only core types. voices is
 // below pipelines and jobs: jobs resolve a voice id to an engine voice or a clone clip.
 //
-// .dependency-cruiser-known-violations.json lists the three imports that still break the rule,
-// all in files feat/voice owns while it is open (README "Layout" says how each goes away):
-// voices/manifest.ts → config.ts (PROJECT_ROOT: core/paths.ts has it), voices/library.ts →
-// jobs/types.ts (JobStore, UploadRecord: the library should take a narrow upload lookup), and
-// speech/tts/piper.ts → tts/registry.ts (TtsBackendOptions: speech/types.ts has it).
+// .dependency-cruiser-known-violations.json lists imports that still break the rule (none now:
+// feat/voice fixed the three it owned).
 // `--ignore-known` lets those pass while any new violation fails.
 
 const RANKS = [

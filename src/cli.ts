@@ -18,7 +18,9 @@ Commands:
                 (examples/tts-process/: the reference adapter and its protocol)
   run PIPELINE FILE
                one pipeline without the API: lectern run audio notes.md --out notes.mp3
-               (--language en-US --voice ID --speed 1.0 --data-dir ./data --format FMT)
+               (--language en-US --voice ID --speed 1.0 --data-dir ./data --format FMT
+                --tts-backend auto|espeak|piper --aligner auto|hmm|dtw)
+               no --voice: the language's default voice (Piper where installed for it, else eSpeak NG)
                lectern run highlight paper.pdf --format mp4|reader (--width 1280 --height 720 --fps 24)
                your own recording: lectern run readalong book.epub --audio ch1.mp3 --audio ch2.mp3
                 (--format epub|mp4|reader --out book-readalong.epub; English only)
@@ -146,7 +148,7 @@ async function run(positional: string[], flags: Flags, rest: string[]): Promise<
   });
   if (process.stderr.isTTY) process.stderr.write('\n');
   process.stdout.write(`${out.files.join('\n')}\n`);
-  process.stderr.write(`lectern: ${out.duration.toFixed(1)} s of narration → ${out.files[0]}\n`);
+  process.stderr.write(`lectern: ${out.duration.toFixed(1)} s of narration (${out.engine}${out.voice ? ` ${out.voice}` : ''}) → ${out.files[0]}\n`);
   return 0;
 }
 

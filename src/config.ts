@@ -49,7 +49,8 @@ export interface ServiceConfig {
   /** Embedded queue: how long a lease lasts without a heartbeat before another worker may take the task. */
   leaseMs: number;
   heartbeatMs: number;
-  tts: { backend: string; voice: string | null };
+  /** Local speech: `auto` (the engine per voice; no voice → Piper where installed for the language, else eSpeak NG), `espeak` or `piper`; the aligner for chunks an engine gave no word timings for. */
+  tts: { backend: string; voice: string | null; aligner: string };
   /** Lip-sync on the worker (no GPU server): provider (`auto` → best installed) and the command provider's settings. */
   lipsync: { provider: string; command: string | null; commandPresets: string[]; commandTimeoutMs: number; pollIntervalMs: number };
   logLevel: string;
@@ -169,8 +170,9 @@ export function loadServiceConfig(flags: Flags = {}, env: Env = process.env): Se
     leaseMs,
     heartbeatMs,
     tts: {
-      backend: str(flags, 'tts-backend', env, 'LECTERN_TTS_BACKEND') ?? 'espeak',
+      backend: str(flags, 'tts-backend', env, 'LECTERN_TTS_BACKEND') ?? 'auto',
       voice: str(flags, 'voice', env, 'LECTERN_TTS_VOICE') ?? null,
+      aligner: str(flags, 'aligner', env, 'LECTERN_ALIGNER') ?? 'auto',
     },
     lipsync: {
       provider: str(flags, 'lipsync-provider', env, 'LECTERN_LIPSYNC_PROVIDER') ?? 'auto',

@@ -111,7 +111,7 @@ describe('create', () => {
   it('refuses a reference clip without cloning (INVALID), and a lip-sync job without a presenter video', async () => {
     const doc = await markdown('alice');
     const wav = await upload('jfk.wav', fs.readFileSync(path.join(FIX, 'speech', 'jfk.wav')), 'alice');
-    const clone = await refusal(service({ cloning: false }).create(audioJob(doc.id, { ref_audio_file_id: wav.id, ref_text: 'And so my fellow Americans' }), as(alice)));
+    const clone = await refusal(service({}).create(audioJob(doc.id, { ref_audio_file_id: wav.id, ref_text: 'And so my fellow Americans' }), as(alice)));
     expect([clone.code, clone.statusCode]).toEqual(['INVALID', 422]);
     expect(clone.message).toMatch(/needs a GPU server with a cloning backend/);
     const lipsync = await refusal(service().create({ pipeline_type: 'lipsync', uploaded_file_id: doc.id }, as(alice)));

@@ -49,3 +49,56 @@ describe('Piper phoneme durations (en_US-joe-medium)', () => {
     expect(gaps[3]).toBe(Math.max(...gaps));
   }, 120_000);
 });
+
+describe('Piper word timings in synthesize() (en_US-joe-medium, real model)', () => {
+  it('gives one word per source token, in order, inside the audio, and agrees with the hmm aligner', async () => {
+    const { createPiperBackend } = await import('../src/speech/tts/piper.ts');
+    const { createAligner } = await import('../src/speech/align/registry.ts');
+    const { tokenizeWords } = await import('../src/speech/words.ts');
+    const tts = await createPiperBackend({ modelsDir: path.resolve('models'), device: 'cpu' });
+    // Two sentences (joined with Piper's sentence silence) and eSpeak's merged "of the" / "in the".
+    const text = 'No one would have believed in the last years of the nineteenth century that this world was being watched. Yet across the gulf of space, minds regarded this earth with envious eyes.';
+    const [out] = await tts.synthesize([{ text, language: 'en-US' }]);
+    const seconds = out!.samples.length / out!.sampleRate;
+    const words = out!.words!;
+    expect(words.map((w) => w.word)).toEqual(tokenizeWords(text).map((t) => t.word));
+    let prev = 0;
+    for (const w of words) {
+      expect(w.start).toBeGreaterThanOrEqual(prev - 1e-9);
+      expect(w.end).toBeGreaterThan(w.start);
+      expect(w.end).toBeLessThanOrEqual(seconds + 1e-9);
+      prev = w.end;
+    }
+    // The second sentence starts after the first one's pause.
+    const yet = words.findIndex((w) => w.word === 'Yet');
+    expect(words[yet]!.start - words[yet - 1]!.end).toBeGreaterThan(0.15);
+
+    const hmm = await createAligner('hmm', { modelsDir: 'models', device: 'cpu' });
+    try {
+      const ref = await hmm.align(out!.samples, out!.sampleRate, text, 'en-US');
+      const diffs = ref.map((r, i) => Math.abs(r.start - words[i]!.start)).sort((a, b) => a - b);
+      const median = diffs[diffs.length >> 1]!;
+      console.log(`Piper durations vs hmm aligner: median |start difference| ${(median * 1000).toFixed(0)} ms over ${diffs.length} words`);
+      // A mapping one word off would be a word's length (~300 ms) away; measured ~40 ms.
+      expect(median).toBeLessThan(0.1);
+    } finally {
+      await hmm.close();
+    }
+  }, 180_000);
+
+  it('maps merged, split and silent phoneme words to the tokens', async () => {
+    const { mapWordsToTokens } = await import('../src/speech/tts/piper/word-map.ts');
+    const span = (start: number, end: number, n: number) => ({ word: 0, start, end, phonemeStarts: Array.from({ length: n }, (_, k) => start + ((end - start) * k) / n) });
+    // "out of the — pit": ʌvðə is one word for two tokens, the dash is silent
+    const words = mapWordsToTokens(['out', 'of', 'the', '—', 'pit'], [span(0, 0.3, 3), span(0.3, 0.5, 4), span(0.7, 1, 3)]);
+    expect(words!.map((w) => w.word)).toEqual(['out', 'of', 'the', '—', 'pit']);
+    expect(words![1]!.start).toBe(0.3);
+    expect(words![2]!.end).toBe(0.5);
+    expect(words![1]!.end).toBeGreaterThan(0.3);
+    expect(words![1]!.end).toBeLessThan(0.5);
+    expect(words![3]!.end - words![3]!.start).toBe(0);
+    expect(words![4]).toEqual({ word: 'pit', start: 0.7, end: 1 });
+    // nothing that matches: no words (the caller aligns)
+    expect(mapWordsToTokens(['extraordinarily', 'long', 'sentence'], [span(0, 1, 1)])).toBeNull();
+  });
+});

@@ -33,7 +33,9 @@ describe('piper backend (en_US-joe-medium on onnxruntime CPU)', () => {
     expect(seconds).toBeGreaterThan(1.2);
     expect(seconds).toBeLessThan(4);
     expect(rms(out!.samples)).toBeGreaterThan(0.02);
-    expect(out!.words).toBeUndefined(); // the exported graph gives no durations; the aligner times words
+    // Words from the voice's own phoneme durations: one per source token, in order, inside the audio.
+    expect(out!.words!.map((w) => w.word)).toEqual('He was not an ill disposed young man.'.split(' '));
+    for (const w of out!.words!) expect(w.end).toBeLessThanOrEqual(seconds);
   });
 
   it('batched output for 4 texts (one session run) matches per-item output', async () => {
@@ -51,8 +53,9 @@ describe('piper backend (en_US-joe-medium on onnxruntime CPU)', () => {
       const [single] = await tts.synthesize([{ text: texts[i]!, language: 'en-US' }]);
       const a = single!.samples;
       const b = batched[i]!.samples;
-      // within 2 decoder frames (2 x 256 samples, 23 ms)
-      expect(Math.abs(a.length - b.length)).toBeLessThanOrEqual(512);
+      // each item is cut at its own frames (durations × 256 samples), so lengths agree exactly
+      expect(b.length).toBe(a.length);
+      expect(batched[i]!.words).toEqual(single!.words);
       let maxDiff = 0;
       for (let k = 0; k < Math.min(a.length, b.length); k++) maxDiff = Math.max(maxDiff, Math.abs(a[k]! - b[k]!));
       expect(maxDiff).toBeLessThan(1e-3);

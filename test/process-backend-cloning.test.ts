@@ -116,6 +116,17 @@ describe('cloning availability follows what the GPU server declares', () => {
       expect(r).toEqual({ available: false, detail: `no configured GPU server (${gpu.url}) is up with a voice-cloning backend` });
       const voices = (await json(svc.url, 'GET', '/api/voices')).body as Array<{ id: string; available: boolean }>;
       expect(voices.find((v) => v.id === AUSTEN_VOICE)!.available).toBe(false);
+      // A job that would clone is refused at creation, naming why, and nothing is created.
+      const doc = (await upload(svc.url, 'doc.md', 'A sentence.', 'text/markdown')).body;
+      const clip = (await upload(svc.url, 'jfk.wav', JFK, 'audio/wav')).body;
+      const before = ((await json(svc.url, 'GET', '/api/jobs')).body as { total: number }).total;
+      const byClip = await json(svc.url, 'POST', '/api/jobs', { pipeline_type: 'audio', uploaded_file_id: doc.id, ref_audio_file_id: clip.id, ref_text: JFK_TEXT });
+      expect(byClip.status).toBe(422);
+      expect((byClip.body as { detail: string }).detail).toMatch(/have no voice-cloning backend \(voice_cloning is false/);
+      const byVoice = await json(svc.url, 'POST', '/api/jobs', { pipeline_type: 'audio', uploaded_file_id: doc.id, voice_id: AUSTEN_VOICE });
+      expect(byVoice.status).toBe(422);
+      expect((byVoice.body as { detail: string }).detail).toMatch(new RegExp(`voice_id ${AUSTEN_VOICE} clones a reference clip: .*no voice-cloning backend`));
+      expect(((await json(svc.url, 'GET', '/api/jobs')).body as { total: number }).total).toBe(before);
       await svc.close();
     } finally {
       await gpu.close();

@@ -202,7 +202,7 @@ describe('voice API without a GPU server (embedded)', () => {
     const r = await json(url, 'GET', '/api/voices');
     expect(r.status).toBe(200);
     expect(r.body.map((v: { id: string }) => v.id)).toEqual(MANIFEST.voices.map((v) => v.id));
-    for (const v of r.body) expect(Object.keys(v).sort()).toEqual(['available', 'description', 'id', 'language', 'name', 'ref_text']);
+    for (const v of r.body) expect(Object.keys(v).sort()).toEqual(['available', 'default', 'description', 'id', 'language', 'name', 'ref_text']);
     const byId = Object.fromEntries(r.body.map((v: { id: string }) => [v.id, v]));
     expect(byId['espeak-en-us']).toMatchObject({ language: 'en-US', available: true, ref_text: '' });
     expect(byId['espeak-de'].available).toBe(true);
@@ -346,7 +346,7 @@ describe('voice API without a GPU server (embedded)', () => {
     await voiceRoutes(app, { jobs: svc.stores.jobs, storage: svc.storage, log: createLogger('warn', 'voices-test'), modelsDir: path.join(import.meta.dirname, '..', 'models'), gpuServerUrls: [], voicesDir: dir });
     const other = await app.listen({ host: '127.0.0.1', port: 0 });
     try {
-      expect((await json(other, 'GET', '/api/voices')).body).toEqual([{ id: 'ghost', name: 'Ghost', language: 'en-US', description: '', ref_text: '', available: false }]);
+      expect((await json(other, 'GET', '/api/voices')).body).toEqual([{ id: 'ghost', name: 'Ghost', language: 'en-US', description: '', ref_text: '', available: false, default: false }]);
       const s = await json(other, 'GET', '/api/voices/ghost/audio');
       expect(s.status).toBe(404);
       expect(s.body.detail).toMatch(/en_US-not-installed is not installed/);

@@ -14,6 +14,7 @@ import { jobRoutes } from './jobs.ts';
 import { MeResponse, OWNERSHIP } from './schemas.ts';
 import { uploadRoutes } from './uploads.ts';
 import { voiceRoutes, type VoiceRoutesOptions } from './voices.ts';
+import type { VoiceLibrary } from '../voices/library.ts';
 import { webAppRoutes } from './web-app.ts';
 
 export interface ServiceAppOptions {
@@ -45,12 +46,16 @@ export async function buildServiceApp(opts: ServiceAppOptions): Promise<FastifyI
   });
   const service = new JobService(opts.stores, opts.storage, opts.log, {
     maxActiveJobsPerOwner: opts.security.maxActiveJobsPerToken,
-    cloning: opts.speech.gpuServerUrls.length > 0,
+    cloningRefusal: () => (library ? library.cloningRefusal() : Promise.resolve('the voice library is not ready')),
   });
   const uploads = new UploadService(opts.stores.jobs, opts.storage, opts.log, opts.maxUploadBytes);
   await app.register(uploadRoutes, { uploads, storage: opts.storage, maxUploadBytes: opts.maxUploadBytes });
   await app.register(jobRoutes, { service, stores: opts.stores, storage: opts.storage });
-  await app.register(voiceRoutes, { jobs: opts.stores.jobs, storage: opts.storage, log: opts.log, ...opts.speech });
+  // The voice library knows what the GPU servers declare; job creation asks it whether cloning can run.
+  let library: VoiceLibrary | null = null;
+  await app.register(async (scope) => {
+    library = await voiceRoutes(scope, { jobs: opts.stores.jobs, storage: opts.storage, log: opts.log, ...opts.speech });
+  });
   await app.register(webAppRoutes, { dir: opts.webDir, mediaOrigins: opts.storage.linkOrigin ? [opts.storage.linkOrigin] : [] });
   await app.register(healthRoute, { mode: opts.stores.mode });
   await app.register(meRoute, { security: opts.security });

@@ -28,6 +28,10 @@ export const BundledVoice = Type.Object(
       description:
         'Computed per request: an eSpeak NG voice the installed engine lists; a Piper model whose .onnx and .onnx.json are in models/voices/piper; a clone voice whose clip is present and some configured GPU server is healthy and reports voice_cloning in /health.',
     }),
+    default: Type.Boolean({
+      description:
+        "Lectern extension to the spec's BundledVoice (additive): true on at most one voice per language, the one a job in that language narrates with when it names no voice_id. With local speech in `auto` (the default) that is the Piper voice installed for the language (same language, exact region first), else the eSpeak NG voice. With GPU servers configured, no voice is marked (the servers' backend decides).",
+    }),
   },
   { $id: 'BundledVoice' },
 );
@@ -66,7 +70,7 @@ export interface VoiceRoutesOptions {
   gpuServerUrls: string[];
   /** Bearer token for the GPU servers (ServiceConfig.gpuServerToken). */
   gpuServerToken?: string | null;
-  /** Engine for previews with neither a voice nor a reference clip (ServiceConfig.tts.backend). */
+  /** Local speech engine (ServiceConfig.tts.backend): decides each language's default voice. */
   ttsBackend?: string;
   voicesDir?: string;
 }

@@ -20,7 +20,7 @@ import { runEpubExport } from './epub-export.ts';
 import { cancelKey } from './job-service.ts';
 import { JobScratch } from './job-scratch.ts';
 import type { JobConfig, JobRecord, Progress, Stores, TaskContext } from './types.ts';
-import { cloneReference, engineVoice } from '../voices/resolve.ts';
+import { cloneReference, localVoiceResolver, speechForVoice } from '../voices/resolve.ts';
 
 /** At most one progress write to the store per this many ms (events go out every time). */
 const PROGRESS_WRITE_MS = 500;
@@ -28,7 +28,7 @@ const PROGRESS_WRITE_MS = 500;
 /** What a worker runs with (the service config's fields of these names). */
 export interface WorkerSettings extends PresenterSettings {
   workerConcurrency: number;
-  tts: { backend: string; voice: string | null };
+  tts: { backend: string; voice: string | null; aligner: string };
 }
 
 export interface WorkerOptions {
@@ -71,7 +71,7 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
  */
 async function defaultSpeech(config: WorkerSettings, log: Logger): Promise<Speech> {
   if (config.gpuServerUrls.length === 0) {
-    return createLocalSpeech(config.tts.backend, { modelsDir: config.modelsDir, device: 'cpu', voice: config.tts.voice });
+    return createLocalSpeech(config.tts.backend, { modelsDir: config.modelsDir, device: 'cpu', voice: config.tts.voice, aligner: config.tts.aligner, resolveVoice: localVoiceResolver(config.modelsDir) });
   }
   const client = createGpuClient({ urls: config.gpuServerUrls, token: config.gpuServerToken ?? undefined, log });
   try {
@@ -112,10 +112,10 @@ async function runJobWith(existing: JobRecord | null, jobId: string, task: TaskC
     const upload = await stores.jobs.getUpload(config.uploaded_file_id, INTERNAL);
     if (!upload) throw new Error('the job\'s document upload is missing');
     const ctx = pipelineContext(job, task, opts, scratch.outDir, await getSpeech(), log);
-    // A bundled clone voice is its clip and exact transcript; any other bundled id → its engine voice.
+    // A bundled clone voice is its clip and exact transcript; any other id → the engine and voice that narrate it.
     const clone = config.ref_audio_file_id ? null : await cloneReference(ctx.input.voiceId);
     if (clone) ctx.input.voiceId = null;
-    else ctx.input.voiceId = await engineVoice(ctx.input.voiceId, ctx.speech.engine);
+    else ({ speech: ctx.speech, voiceId: ctx.input.voiceId } = await speechForVoice(ctx.speech, ctx.input.voiceId, ctx.input.language));
     ctx.input.document.path = await scratch.input(upload.path, 'document upload');
     ctx.input.referenceAudio = clone ? await bundledReference(clone.clipPath, clone.refText) : await referenceAudio(job, opts, scratch, ctx.speech, log);
     if (config.audio_file_ids?.length) ctx.input.recording = await recordingFiles(config.audio_file_ids, opts, scratch);

@@ -39,8 +39,12 @@ export interface Requester {
 export interface JobServiceOptions {
   /** Pending + running jobs one owner may have at once; 0 → no limit. */
   maxActiveJobsPerOwner?: number;
-  /** Whether jobs may clone a voice from a reference clip: only GPU servers run cloning backends. */
-  cloning?: boolean;
+  /**
+   * Why a job that clones a voice (ref_audio_file_id, or a bundled clone voice) must be
+   * refused now, or null to accept it. Only GPU servers run cloning backends; absent → refuse
+   * (no GPU server configured).
+   */
+  cloningRefusal?: () => Promise<string | null>;
 }
 
 export class JobService {
@@ -84,12 +88,10 @@ export class JobService {
     // 2. Reference files, when given, must be of the right kind.
     const refAudio = named('ref_audio_file_id');
     if (refAudio && refAudio.kind !== 'audio' && refAudio.kind !== 'video') throw invalid(`ref_audio_file_id ${refAudio.id} is a ${refAudio.kind}, not audio`);
-    if (!refAudio && !this.opts.cloning && (await cloneReference(req.voice_id ?? null))) {
-      throw invalid(`voice_id ${req.voice_id} clones a reference clip, which needs a GPU server with a cloning backend (set LECTERN_GPU_SERVER_URL); pick an engine voice`);
-    }
-    if (refAudio && !this.opts.cloning) {
-      throw invalid('ref_audio_file_id: cloning a voice from a reference clip needs a GPU server with a cloning backend (set LECTERN_GPU_SERVER_URL); the local engines speak bundled voices only');
-    }
+    const clones = refAudio !== null || (await cloneReference(req.voice_id ?? null)) !== null;
+    const refusal = clones ? await this.cloningRefusal() : null;
+    if (refusal && !refAudio) throw invalid(`voice_id ${req.voice_id} clones a reference clip: ${refusal}; pick an engine voice`);
+    if (refusal) throw invalid(`ref_audio_file_id: cloning a voice from a reference clip: ${refusal}`);
     const refVideo = named('ref_video_file_id');
     if (refVideo && refVideo.kind !== 'video') throw invalid(`ref_video_file_id ${refVideo.id} is a ${refVideo.kind}, not a video`);
 
@@ -305,6 +307,11 @@ export class JobService {
   }
 
   /** Every upload the request names (jobUploadRefs), as the caller may see them; 404 naming the field of the first that is not there or not theirs. */
+  private cloningRefusal(): Promise<string | null> {
+    if (this.opts.cloningRefusal) return this.opts.cloningRefusal();
+    return Promise.resolve('it needs a GPU server with a cloning backend (set LECTERN_GPU_SERVER_URL); the local engines speak bundled voices only');
+  }
+
   private async resolveUploads(req: JobCreateRequest, caller: Caller): Promise<Array<{ field: UploadField; upload: UploadRecord }>> {
     const out: Array<{ field: UploadField; upload: UploadRecord }> = [];
     for (const { field, id } of jobUploadRefs(req)) {

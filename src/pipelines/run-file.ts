@@ -6,6 +6,7 @@ import type { Logger } from '../log.ts';
 import { sniff, SNIFF_BYTES } from '../media/sniff.ts';
 import { createLocalSpeech } from '../speech/local.ts';
 import { scratchName } from '../storage.ts';
+import { localVoiceResolver, speechForVoice } from '../voices/resolve.ts';
 import { LocalStorage } from '../storage/local.ts';
 import { fillOptions, PIPELINE_TYPES, type PipelineType } from './options.ts';
 import type { RecordingFile } from './types.ts';
@@ -16,7 +17,7 @@ import { defaultFormat, isOutputOf, loadPipeline, pipelineAccepts } from './cata
 
 export interface RunFileOptions {
   /** The service config's fields of these names. */
-  config: { dataDir: string; modelsDir: string; tts: { backend: string; voice: string | null } };
+  config: { dataDir: string; modelsDir: string; tts: { backend: string; voice: string | null; aligner: string } };
   log: Logger;
   pipeline: string;
   file: string;
@@ -34,7 +35,7 @@ export interface RunFileOptions {
   onProgress?: (phase: string, current: number, total: number) => void;
 }
 
-export async function runPipelineOnFile(o: RunFileOptions): Promise<{ files: string[]; duration: number }> {
+export async function runPipelineOnFile(o: RunFileOptions): Promise<{ files: string[]; duration: number; engine: string; voice: string | null }> {
   if (!(PIPELINE_TYPES as readonly string[]).includes(o.pipeline)) throw new Error(`unknown pipeline "${o.pipeline}" (one of ${PIPELINE_TYPES.join(', ')})`);
   const type = o.pipeline as PipelineType;
   if (!Number.isFinite(o.speed) || o.speed < 0.5 || o.speed > 2) throw new Error('--speed must be between 0.5 and 2');
@@ -67,23 +68,25 @@ export async function runPipelineOnFile(o: RunFileOptions): Promise<{ files: str
   await storage.init();
   const workDir = path.join(storage.tmpDir, scratchName('run'));
   await fs.promises.mkdir(workDir, { recursive: true });
-  const speech = await createLocalSpeech(o.config.tts.backend, { modelsDir: o.config.modelsDir, device: 'cpu', voice: o.config.tts.voice });
+  const speech = await createLocalSpeech(o.config.tts.backend, { modelsDir: o.config.modelsDir, device: 'cpu', voice: o.config.tts.voice, aligner: o.config.tts.aligner, resolveVoice: localVoiceResolver(o.config.modelsDir) });
   const made: { aligner?: Promise<ClosableAligner> } = {};
   try {
+    // The engine and voice this file is narrated with (auto: --voice's engine, or the language's default voice).
+    const bound = await speechForVoice(speech, o.voice, o.language);
     const pipeline = await loadPipeline(type, format);
     const result = await pipeline.run({
       input: {
         jobId: 'cli',
         document: { path: o.file, originalName: path.basename(o.file), contentType: kind.contentType },
         language: o.language,
-        voiceId: o.voice,
+        voiceId: bound.voiceId,
         options: fillOptions({ format, speed: o.speed, ...o.video }),
         title: null,
         recording,
       },
       outputDir: workDir,
       cacheDir: storage.cacheDir,
-      speech,
+      speech: bound.speech,
       log: o.log,
       progress: (phase, current, total) => o.onProgress?.(phase, current, total),
       cancelled: async () => false,
@@ -99,7 +102,7 @@ export async function runPipelineOnFile(o: RunFileOptions): Promise<{ files: str
       await fs.promises.copyFile(path.join(workDir, f), dest);
       files.push(dest);
     }
-    return { files, duration: result.duration_seconds ?? 0 };
+    return { files, duration: result.duration_seconds ?? 0, engine: bound.speech.engine, voice: bound.voiceId };
   } finally {
     if (made.aligner) await (await made.aligner.catch(() => null))?.close();
     await speech.close();

@@ -107,12 +107,13 @@ export interface SessionOptions {
 }
 
 /**
- * An onnxruntime session for a model file. `cuda` needs onnxruntime-node's CUDA provider,
+ * An onnxruntime session for a model file, or for a model's bytes (a graph edited in memory,
+ * as Piper's with its durations output). `cuda` needs onnxruntime-node's CUDA provider,
  * which its installer only fetches when ONNXRUNTIME_NODE_INSTALL is not `skip`; without it
  * we refuse clearly rather than silently running on the CPU.
  */
-export async function createSession(file: string, opts: SessionOptions): Promise<ort.InferenceSession> {
-  if (!fs.existsSync(file)) throw new MissingModelError(`model file not found: ${file}`);
+export async function createSession(model: string | Uint8Array, opts: SessionOptions): Promise<ort.InferenceSession> {
+  if (typeof model === 'string' && !fs.existsSync(model)) throw new MissingModelError(`model file not found: ${model}`);
   // Severity 3 (errors only): the graph-cleanup warnings some exported models trigger are noise.
   const sessionOptions: ort.InferenceSession.SessionOptions = { graphOptimizationLevel: 'all', logSeverityLevel: 3 };
   if (opts.intraOpThreads) sessionOptions.intraOpNumThreads = opts.intraOpThreads;
@@ -127,7 +128,7 @@ export async function createSession(file: string, opts: SessionOptions): Promise
   } else {
     sessionOptions.executionProviders = ['cpu'];
   }
-  return ort.InferenceSession.create(file, sessionOptions);
+  return typeof model === 'string' ? ort.InferenceSession.create(model, sessionOptions) : ort.InferenceSession.create(model, sessionOptions);
 }
 
 /** `createSession` through the shared cache, keyed by the file path. */

@@ -7,7 +7,7 @@ import { decodeAudio } from '../media/ffmpeg.ts';
 import { decodeWav, isWav } from '../media/wav.ts';
 import type { Speech } from './local.ts';
 import type { SynthesisOutput, WordTiming } from './types.ts';
-import { tokenizeWords } from './words.ts';
+import { engineWordsOrAligned } from './word-timings.ts';
 
 export interface RemoteSpeechOptions {
   /** Aligner override sent with /align (the server's default otherwise). */
@@ -65,11 +65,10 @@ export async function createRemoteSpeech(client: GpuClient, opts: RemoteSpeechOp
         timeoutMs: opts.timeoutMs,
       })) as SynthesizedWithWords;
       const { samples, sampleRate } = await decode(out);
-      // Timings the engine knew (X-Word-Timings) are exact; otherwise align the source text.
-      let words = out.words;
-      if (!words || words.length !== tokenizeWords(req.text).length) {
-        words = await client.align(out.audio, req.text, { language: req.language, provider: opts.alignProvider, timeoutMs: opts.timeoutMs });
-      }
+      // Timings the engine knew (X-Word-Timings) are exact; otherwise the server aligns the source text.
+      const words = await engineWordsOrAligned(out.words, req.text, () =>
+        client.align(out.audio, req.text, { language: req.language, provider: opts.alignProvider, timeoutMs: opts.timeoutMs }),
+      );
       return { samples, sampleRate, words };
     },
     transcribe: (audio, language) => client.transcribe(audio, language, { timeoutMs: opts.timeoutMs }),

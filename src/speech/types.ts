@@ -44,6 +44,8 @@ export interface TtsBackendOptions {
   device: 'cpu' | 'cuda';
   /** Default voice (backend-specific id); null → the backend's default. */
   voice?: string | null;
+  /** Most sentences in one model call, for backends that batch (piper); absent → the backend's default. */
+  maxBatch?: number;
 }
 
 export interface TtsBackend {

@@ -1,12 +1,14 @@
 // The speech engines installed on this machine, as the voice library sees them: which
 // eSpeak NG voices and Piper models exist, which languages they speak, and one lazily
 // started backend per engine for samples and previews.
-import { buildVoiceTable, EspeakProcess, toBcp47, type VoiceTable } from '../speech/tts/espeak.ts';
+import { buildVoiceTable, EspeakProcess, toBcp47, voiceForLanguage, type VoiceTable } from '../speech/tts/espeak.ts';
 import { listPiperVoices, readVoiceConfig, voiceLanguage } from '../speech/tts/piper/voices.ts';
 import { createTtsBackend } from '../speech/tts/registry.ts';
 import type { Language, TtsBackend } from '../speech/types.ts';
 
-export type LocalEngine = 'espeak' | 'piper';
+import type { LocalEngine } from '../speech/local.ts';
+
+export type { LocalEngine };
 
 const BCP47 = /^[a-z]{2,3}(-[A-Za-z0-9]{1,8})*$/;
 
@@ -38,6 +40,11 @@ function espeak(): Promise<EspeakVoices> {
 export async function espeakVoiceFile(voice: string): Promise<string | null> {
   const { table, identifiers } = await espeak();
   return table.byLanguage.get(toBcp47(voice).toLowerCase()) ?? identifiers.get(voice.toLowerCase()) ?? null;
+}
+
+/** eSpeak NG's voice for a BCP-47 language (exact, else the primary language); a SpeechInputError when it has none. */
+export async function espeakVoiceForLanguage(language: string): Promise<string> {
+  return voiceForLanguage((await espeak()).table, language);
 }
 
 export class LocalEngines {

@@ -13,14 +13,15 @@ import path from 'node:path';
 import type { Caller } from '../core/caller.ts';
 import { invalid, notFound } from '../core/errors.ts';
 import { createGpuClient, GpuServerError, type GpuClient } from '../gpu-client/index.ts';
-import type { JobStore, UploadRecord } from '../jobs/types.ts';
 import type { Logger } from '../log.ts';
 import { encodeWav } from '../media/wav.ts';
 import { DocumentError, readDocument, spokenText, type DocumentModel } from '../documents/model.ts';
 import { spokenForms } from '../speech/spoken-forms.ts';
 import { isId, writeFileAtomic } from '../storage.ts';
-import { MissingModelError, type Language } from '../speech/types.ts';
-import { LocalEngines, type LocalEngine } from './engines.ts';
+import { MissingModelError, SpeechInputError, type Language } from '../speech/types.ts';
+import { piperVoiceForLanguage } from '../speech/tts/piper/voices.ts';
+import { espeakVoiceForLanguage, LocalEngines, type LocalEngine } from './engines.ts';
+import { defaultLocalVoice, type LocalVoice } from './resolve.ts';
 import { DEFAULT_VOICES_DIR, VoiceManifest, type VoiceEntry } from './manifest.ts';
 import { genericSentence, pickSnippet } from './snippet.ts';
 
@@ -31,6 +32,8 @@ export interface BundledVoice {
   description: string;
   ref_text: string;
   available: boolean;
+  /** The voice a job in this voice's language gets when it names none (see VoiceLibrary.defaultVoice). */
+  default: boolean;
 }
 
 export interface PreviewRequest {
@@ -50,17 +53,27 @@ export interface AudioFile {
   text?: string;
 }
 
+/** What the library reads of an upload: the fields of the job store's UploadRecord it uses (voices rank below jobs). */
+export interface UploadRecord {
+  id: string;
+  kind: 'document' | 'audio' | 'video';
+  content_type: string;
+  /** The stored key (see openUpload). */
+  path: string;
+}
+
 export interface VoiceLibraryOptions {
   modelsDir: string;
   /** A local file holding an upload (by its stored key), until `release()`: the store may be a bucket. */
   openUpload: (key: string) => Promise<{ path: string; release(): Promise<void> }>;
-  jobs: Pick<JobStore, 'getUpload'>;
+  /** The caller's upload by id (the job store's getUpload): null when unknown or another's. */
+  jobs: { getUpload(id: string, caller: Caller): Promise<UploadRecord | null> };
   /** Samples and previews are cached under here (data dir/cache). */
   cacheDir: string;
   gpuServerUrls: string[];
   /** Bearer token sent to the GPU servers. */
   gpuServerToken?: string | null;
-  /** Engine for previews with neither a voice nor a reference (ServiceConfig.tts.backend). */
+  /** Local speech engine (ServiceConfig.tts.backend): `auto` (default), `espeak` or `piper`; decides each language's default voice. */
   defaultEngine?: string;
   voicesDir?: string;
   log: Logger;
@@ -99,6 +112,19 @@ export class VoiceLibrary {
     return this.cloning.value;
   }
 
+  /**
+   * Why a job that clones must be refused at creation, or null to accept it: refused with
+   * no GPU server, or when servers answer and none declares voice_cloning. When none
+   * answers the job is accepted and waits for them like any other job.
+   */
+  async cloningRefusal(): Promise<string | null> {
+    if (!this.gpu) return 'it needs a GPU server with a cloning backend (set LECTERN_GPU_SERVER_URL); the local engines speak bundled voices only';
+    const states = await this.gpu.checkHealth();
+    const up = states.filter((s) => s.healthy);
+    if (up.length === 0 || up.some((s) => s.health?.voice_cloning === true)) return null;
+    return `the GPU servers that answer (${up.map((s) => s.url).join(', ')}) have no voice-cloning backend (voice_cloning is false in their /health)`;
+  }
+
   /** Why a voice cannot be used on this install, or null when it can. */
   async unavailableReason(v: VoiceEntry): Promise<string | null> {
     const b = v.backing;
@@ -123,7 +149,7 @@ export class VoiceLibrary {
 
   async list(): Promise<BundledVoice[]> {
     const voices = await this.entries();
-    return Promise.all(
+    const listed = await Promise.all(
       voices.map(async (v) => ({
         id: v.id,
         name: v.name,
@@ -131,8 +157,49 @@ export class VoiceLibrary {
         description: v.description,
         ref_text: v.ref_text,
         available: (await this.unavailableReason(v)) === null,
+        default: false,
       })),
     );
+    // With GPU servers, jobs are narrated by the servers' backend, whose default this install
+    // does not decide: no voice is marked, and a job without a voice gets the server's default.
+    if (this.gpu) return listed;
+    const marked = new Set<string>();
+    for (const [i, v] of voices.entries()) {
+      const key = v.language.toLowerCase();
+      if (marked.has(key) || !listed[i]!.available) continue;
+      const def = await this.defaultVoice(v.language);
+      if (def && (await this.backedBy(v, def))) {
+        listed[i]!.default = true;
+        marked.add(key);
+      }
+    }
+    return listed;
+  }
+
+  /**
+   * The engine voice a local job (or a preview) in `language` gets when it names no voice:
+   * with the `auto` engine the Piper voice installed for the language, else eSpeak NG's; with
+   * a fixed engine, that engine's voice for the language. null when the engine has none.
+   */
+  async defaultVoice(language: string): Promise<LocalVoice | null> {
+    const engine = this.opts.defaultEngine ?? 'auto';
+    try {
+      if (engine === 'auto') return await defaultLocalVoice(language, this.opts.modelsDir);
+      if (engine === 'espeak') return { engine, voice: await espeakVoiceForLanguage(language) };
+      const piper = engine === 'piper' ? piperVoiceForLanguage(this.opts.modelsDir, language) : null;
+      return piper ? { engine: 'piper', voice: piper } : null;
+    } catch (e) {
+      if (e instanceof SpeechInputError) return null; // eSpeak NG has no voice for it either
+      throw e;
+    }
+  }
+
+  /** Whether bundled voice `v` is the engine voice `def`. */
+  private async backedBy(v: VoiceEntry, def: LocalVoice): Promise<boolean> {
+    const b = v.backing;
+    if (b.engine === 'piper') return def.engine === 'piper' && (b.speaker !== undefined ? `${b.model}#${b.speaker}` : b.model) === def.voice;
+    if (b.engine === 'espeak') return def.engine === 'espeak' && (await this.engines.espeakVoice(b.voice)) === def.voice;
+    return false;
   }
 
   languages(): Promise<Language[]> {
@@ -193,7 +260,8 @@ export class VoiceLibrary {
     const text = req.text?.trim() || (req.uploaded_file_id !== undefined ? await this.snippet(req.uploaded_file_id, language, caller) : null) || genericSentence(language);
     if (!text) throw invalid(`no generic preview sentence for language "${language}"; send "text"`);
 
-    const engineKey = reference ? 'clone' : voice ? JSON.stringify(voice.backing) : `default:${this.opts.defaultEngine ?? 'espeak'}`;
+    const fallback = voice || reference ? null : await this.defaultVoice(language);
+    const engineKey = reference ? 'clone' : voice ? JSON.stringify(voice.backing) : `default:${JSON.stringify(fallback) ?? this.opts.defaultEngine ?? 'auto'}`;
     const refKey = reference ? `${createHash('sha256').update(reference.bytes).digest('hex')}:${reference.refText ?? ''}` : '';
     // The voice says the spoken form ("$3.50" → "3 dollars 50"), as in a job's narration; X-Preview-Text echoes the source.
     const said = spokenForms(text, language).text;
@@ -203,7 +271,7 @@ export class VoiceLibrary {
     const cached = await findCached(dir, key);
     if (cached) return { ...cached, text };
     if (!reference) {
-      const made = await this.once(key, path.join(dir, `${key}.wav`), 'audio/wav', 'preview.wav', () => this.synthLocal(voice, said, language));
+      const made = await this.once(key, path.join(dir, `${key}.wav`), 'audio/wav', 'preview.wav', () => this.synthLocal(voice, said, language, fallback));
       return { ...made, text };
     }
     const ref = reference;
@@ -247,11 +315,14 @@ export class VoiceLibrary {
     return up;
   }
 
-  private async synthLocal(voice: VoiceEntry | null, text: string, language: string): Promise<Buffer> {
+  private async synthLocal(voice: VoiceEntry | null, text: string, language: string, fallback: LocalVoice | null = null): Promise<Buffer> {
     let engine: LocalEngine;
     let engineVoice: string | null = null;
-    if (!voice) engine = (this.opts.defaultEngine ?? 'espeak') as LocalEngine;
-    else if (voice.backing.engine === 'espeak') {
+    if (!voice) {
+      // The language's default voice; where the engine has none, its own answer for the language (an error that says why).
+      engine = fallback?.engine ?? ((this.opts.defaultEngine ?? 'auto') === 'piper' ? 'piper' : 'espeak');
+      engineVoice = fallback?.voice ?? null;
+    } else if (voice.backing.engine === 'espeak') {
       engine = 'espeak';
       engineVoice = await this.engines.espeakVoice(voice.backing.voice);
     } else if (voice.backing.engine === 'piper') {

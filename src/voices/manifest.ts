@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { LecternError } from '../core/errors.ts';
-import { PROJECT_ROOT } from '../config.ts';
+import { PROJECT_ROOT } from '../core/paths.ts';
 
 export const DEFAULT_VOICES_DIR = path.join(PROJECT_ROOT, 'voices');
 

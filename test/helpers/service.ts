@@ -35,6 +35,9 @@ export function testEnv(mode: Mode, label: string): TestEnv {
     LECTERN_LEASE_MS: '1500',
     LECTERN_HEARTBEAT_MS: '300',
     LECTERN_LOG_LEVEL: 'warn',
+    // Tests of jobs, stores and outputs narrate with eSpeak NG (fast, its own word timings);
+    // the tests of the default voice start with LECTERN_TTS_BACKEND: '' (unset → auto).
+    LECTERN_TTS_BACKEND: 'espeak',
     ...(mode === 'distributed' ? { LECTERN_DATABASE_URL: PG_URL, LECTERN_REDIS_URL: REDIS_URL } : {}),
   };
   const config = (extra: Record<string, string> = {}) => loadServiceConfig({}, { ...env, ...extra });

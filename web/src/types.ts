@@ -67,6 +67,8 @@ export interface Voice {
   description: string;
   ref_text: string;
   available: boolean;
+  /** The voice a job in this language gets without a voice_id (absent from older services). */
+  default?: boolean;
 }
 
 /** GET /api/voices/cloning: whether a reference clip can be cloned now, and why not. */

@@ -2,6 +2,7 @@
 // the backend's max_chunk_bytes), every sentence goes through runtime.synthesize (the same
 // micro-batcher, pool, metrics and back-pressure as /synthesize), and the answers come back
 // in order as samples with their words. The callers join, encode or stream them.
+import { engineWordsOrAligned } from '../../speech/word-timings.ts';
 import { decodeAudio } from '../../media/ffmpeg.ts';
 import { decodeWav, isWav } from '../../media/wav.ts';
 import { resample } from '../../native/index.ts';
@@ -32,8 +33,7 @@ async function samplesOf(out: SynthesizedAudio): Promise<{ samples: Float32Array
 
 /** The engine's own word timings when it gave one per word, else the aligner's over the sentence's audio. */
 async function sentenceWords(runtime: GpuRuntime, text: string, language: string, out: SynthesizedAudio, samples: Float32Array, sampleRate: number): Promise<WordTiming[]> {
-  if (out.words && out.words.length === tokenizeWords(text).length) return out.words;
-  return runtime.align(resample(samples, sampleRate, MODEL_SAMPLE_RATE), text, language);
+  return engineWordsOrAligned(out.words, text, () => runtime.align(resample(samples, sampleRate, MODEL_SAMPLE_RATE), text, language));
 }
 
 export interface SpeakOptions {

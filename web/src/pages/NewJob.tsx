@@ -34,6 +34,18 @@ function usePlayer() {
   return { playing, play, stop };
 }
 
+/**
+ * The voice the service narrates `language` with when a job names none: the voice marked
+ * default for that exact language, else for the same primary language (en-GB → en-US),
+ * as the service chooses it.
+ */
+export function defaultVoiceFor(voices: Voice[], language: string): Voice | undefined {
+  const lang = language.toLowerCase();
+  const base = lang.split('-')[0];
+  const marked = voices.filter((v) => v.default && v.available);
+  return marked.find((v) => v.language.toLowerCase() === lang) ?? marked.find((v) => v.language.toLowerCase().split('-')[0] === base);
+}
+
 export function NewJob() {
   const [doc, setDoc] = useState<Upload | null>(null);
   const [pipeline, setPipeline] = useState<PipelineType>('audio');
@@ -47,6 +59,8 @@ export function NewJob() {
   const [preset, setPreset] = useState('');
   const [voiceMode, setVoiceMode] = useState<'library' | 'clone'>('library');
   const [voiceId, setVoiceId] = useState('');
+  /** Once the user picks a voice, a language change no longer moves the selection. */
+  const [voicePicked, setVoicePicked] = useState(false);
   const [refAudio, setRefAudio] = useState<Upload | null>(null);
   const [refText, setRefText] = useState('');
   const [refVideo, setRefVideo] = useState<Upload | null>(null);
@@ -71,6 +85,14 @@ export function NewJob() {
     api.languages().then(setLanguages, setLoadError);
   }, []);
   useEffect(() => setFormat(PIPELINES[pipeline].formats[0]!), [pipeline]);
+  // Preselect the language's default voice (the service marks it: the neural voice where one is installed).
+  useEffect(() => {
+    if (!voicePicked && voices) setVoiceId(defaultVoiceFor(voices, language)?.id ?? '');
+  }, [voices, language, voicePicked]);
+  const pickVoice = (id: string) => {
+    setVoicePicked(true);
+    setVoiceId(id);
+  };
 
   const langBase = language.split('-')[0]!.toLowerCase();
   const [allVoices, setAllVoices] = useState(false);
@@ -239,7 +261,7 @@ export function NewJob() {
           <div role="radiogroup" aria-label="Voices" className="voices">
             <div className="voice">
               <label>
-                <input type="radio" name="voice" value="" checked={voiceId === ''} onChange={() => setVoiceId('')} />
+                <input type="radio" name="voice" value="" checked={voiceId === ''} onChange={() => pickVoice('')} />
                 <span>
                   <strong>Default voice</strong> <span className="muted small">the service's engine default for the language</span>
                 </span>
@@ -249,9 +271,10 @@ export function NewJob() {
             {sortedVoices.filter((v) => allVoices || v.id === voiceId || v.language.toLowerCase().startsWith(langBase)).map((v) => (
               <div key={v.id} className={`voice${v.available ? '' : ' unavailable'}`}>
                 <label>
-                  <input type="radio" name="voice" value={v.id} checked={voiceId === v.id} disabled={!v.available} onChange={() => setVoiceId(v.id)} />
+                  <input type="radio" name="voice" value={v.id} checked={voiceId === v.id} disabled={!v.available} onChange={() => pickVoice(v.id)} />
                   <span>
                     <strong>{v.name}</strong> <span className="muted small">{v.language}</span>
+                    {v.default ? <span className="muted small"> (default)</span> : null}
                     {!v.available ? <span className="muted small"> (not available on this install)</span> : null}
                     <span className="muted small block">{v.description}</span>
                   </span>

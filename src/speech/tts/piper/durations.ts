@@ -131,6 +131,8 @@ export interface WordSpan {
   /** Seconds from the start of this item's audio. */
   start: number;
   end: number;
+  /** Start of each of the word's phonemes (seconds, the first is `start`): where a word eSpeak merged ("ʌvðə") may be cut. */
+  phonemeStarts: number[];
 }
 
 /**
@@ -145,9 +147,9 @@ export function wordSpans(ids: number[], durations: ArrayLike<number>, opts: { h
   const frameS = opts.hop / opts.sampleRate;
   const spans: WordSpan[] = [];
   let frame = 0;
-  let current: { start: number; end: number } | null = null;
+  let current: { start: number; end: number; starts: number[] } | null = null;
   const close = () => {
-    if (current) spans.push({ word: spans.length, start: current.start * frameS, end: current.end * frameS });
+    if (current) spans.push({ word: spans.length, start: current.start * frameS, end: current.end * frameS, phonemeStarts: current.starts.map((f) => f * frameS) });
     current = null;
   };
   for (let i = 0; i < ids.length; i++) {
@@ -155,8 +157,11 @@ export function wordSpans(ids: number[], durations: ArrayLike<number>, opts: { h
     const d = Math.max(0, Math.round(Number(durations[i])));
     if (opts.separatorIds.has(id) || opts.edgeIds.has(id)) close();
     else if (id !== opts.padId) {
-      if (!current) current = { start: frame, end: frame + d };
-      else current.end = frame + d;
+      if (!current) current = { start: frame, end: frame + d, starts: [frame] };
+      else {
+        current.end = frame + d;
+        current.starts.push(frame);
+      }
     }
     frame += d;
   }

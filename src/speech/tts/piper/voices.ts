@@ -91,3 +91,27 @@ export function speakerIndex(cfg: PiperVoiceConfig, id: string, speaker: string 
   if (named === undefined) throw new SpeechInputError(`Piper voice "${id}" has no speaker named "${speaker}"`);
   return named;
 }
+
+/**
+ * The installed Piper voice for a BCP-47 language: one whose config names that language
+ * exactly, else one of the same primary language (en-GB → en_US-…); the first by id.
+ * null when none is installed. Broken configs speak no language.
+ */
+export function piperVoiceForLanguage(modelsDir: string, language: string): string | null {
+  const voices = listPiperVoices(modelsDir).flatMap((v) => {
+    try {
+      const code = voiceLanguage(readVoiceConfig(v.json))?.code.toLowerCase();
+      return code ? [{ id: v.id, code }] : [];
+    } catch {
+      return [];
+    }
+  });
+  return matchLanguage(voices, language)?.id ?? null;
+}
+
+/** Exact code first, then the same primary language. */
+export function matchLanguage<T extends { code: string }>(candidates: T[], language: string): T | undefined {
+  const lang = language.toLowerCase().replace(/_/g, '-');
+  const primary = lang.split('-')[0];
+  return candidates.find((c) => c.code.toLowerCase() === lang) ?? candidates.find((c) => c.code.toLowerCase().split('-')[0] === primary);
+}
