@@ -15,7 +15,7 @@
 //  4 documents  readers behind one entry point (documents/model.ts; types.ts is the model)
 //  5 epub, reader, video   outputs built from a document model and a timeline
 //  6 voices     the voice library (engines, manifest, previews, clone references)
-//  7 pipelines  document → narration → outputs; registry, options, the `lectern run` driver
+//  7 pipelines  document → narration → outputs; catalogue, options, the `lectern run` driver
 //  8 jobs       job records, stores, queues, the job and upload services, the runner
 //  9 api        the job API's route plugins        gpu-server   the GPU server's runtime and plugins
 // 10 config.ts  env + flags → typed config (only the entry points read it)

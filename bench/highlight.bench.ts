@@ -17,7 +17,7 @@ import { createLogger } from '../src/log.ts';
 import { ffmpeg } from '../src/media/ffmpeg.ts';
 import { planStates, renderHighlightVideo } from '../src/video/highlight-video.ts';
 import { narrateModel } from '../src/pipelines/narrate-document.ts';
-import { writeNarrationFiles } from '../src/pipelines/narration-files.ts';
+import { writeNarrationFiles } from '../src/pipelines/write-narration.ts';
 import { fillOptions } from '../src/pipelines/options.ts';
 import type { PipelineContext } from '../src/pipelines/types.ts';
 import { createLocalSpeech } from '../src/speech/local.ts';

@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { decodeAudio } from '../src/media/ffmpeg.ts';
-import { createTranscriber } from '../src/speech/asr/registry.ts';
+import { createTranscriber } from '../src/speech/asr/transcribers.ts';
 import { wordErrorRate } from '../src/speech/asr/wer.ts';
 import { TTS_BACKENDS, createTtsBackend } from '../src/speech/tts/registry.ts';
 import { QUICK } from './quick.ts';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { decodeAudio } from '../src/media/ffmpeg.ts';
 import { resample } from '../src/native/index.ts';
-import { TRANSCRIBERS, createTranscriber } from '../src/speech/asr/registry.ts';
+import { TRANSCRIBERS, createTranscriber } from '../src/speech/asr/transcribers.ts';
 import { normalizeForWer, wordErrorRate } from '../src/speech/asr/wer.ts';
 import { whisperMelFilters } from '../src/speech/asr/whisper.ts';
 import { createTtsBackend } from '../src/speech/tts/registry.ts';

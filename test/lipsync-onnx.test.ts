@@ -6,7 +6,7 @@ import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'no
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { decodeAudio } from '../src/media/ffmpeg.ts';
-import { createLipsyncProvider, installedLipsyncProviders, LipsyncUnavailableError } from '../src/speech/lipsync/registry.ts';
+import { createLipsyncProvider, installedLipsyncProviders, LipsyncUnavailableError } from '../src/speech/lipsync/providers.ts';
 import { faceInput, melWindow, MEL_BINS, ONNX_PRESETS, wav2lipMel } from '../src/speech/lipsync/onnx/generate.ts';
 import { speechEnvelope } from '../src/speech/lipsync/viseme/audio.ts';
 import { readFrames } from '../src/speech/lipsync/viseme/video.ts';

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ffprobe } from '../src/media/ffmpeg.ts';
-import { createLipsyncProvider, installedLipsyncProviders } from '../src/speech/lipsync/registry.ts';
+import { createLipsyncProvider, installedLipsyncProviders } from '../src/speech/lipsync/providers.ts';
 import { LipsyncAbortedError, type LipsyncProvider } from '../src/speech/lipsync/types.ts';
 import { createVisemeProvider, visemeUnavailableReason } from '../src/speech/lipsync/viseme.ts';
 import { FaceTracker, type Landmarks } from '../src/speech/lipsync/viseme/face.ts';

@@ -28,11 +28,15 @@ export function publicUpload(u: UploadRecord) {
  * POST /api/uploads parses file uploads.
  */
 export async function uploadRoutes(app: FastifyInstance, opts: UploadRoutesOptions): Promise<void> {
-  const { uploads, storage, maxUploadBytes } = opts;
-  await app.register(multipart, { limits: { fileSize: maxUploadBytes, files: 1, fields: 10, parts: 12 } });
+  await app.register(multipart, { limits: { fileSize: opts.maxUploadBytes, files: 1, fields: 10, parts: 12 } });
   app.addSchema(UploadResponse);
   addDownloadSchemas(app);
+  createUploadRoute(app, opts);
+  readUploadRoutes(app, opts);
+  deleteUploadRoute(app, opts);
+}
 
+function createUploadRoute(app: FastifyInstance, { uploads, maxUploadBytes }: UploadRoutesOptions): void {
   app.post(
     '/api/uploads',
     {
@@ -45,28 +49,13 @@ export async function uploadRoutes(app: FastifyInstance, opts: UploadRoutesOptio
     },
     async (req, reply) => {
       const part = await filePart(req, maxUploadBytes);
-      // A client that goes away mid-upload aborts the store's upload with it.
-      const gone = new AbortController();
-      const onClose = () => {
-        if (!req.raw.complete) gone.abort(new Error('the client closed the connection during the upload'));
-      };
-      req.raw.once('close', onClose);
-      try {
-        const record = await uploads.create(part.file, part.filename, callerOf(req).name, gone.signal);
-        return reply.code(201).send(publicUpload(record));
-      } catch (err) {
-        // Nobody is left to answer: nothing was stored, and it is not the service's failure.
-        if (gone.signal.aborted) {
-          req.log.info('upload interrupted by the client; nothing stored');
-          throw badRequest('the upload was interrupted');
-        }
-        throw err;
-      } finally {
-        req.raw.off('close', onClose);
-      }
+      const record = await untilClientLeaves(req, (signal) => uploads.create(part.file, part.filename, callerOf(req).name, signal));
+      return reply.code(201).send(publicUpload(record));
     },
   );
+}
 
+function readUploadRoutes(app: FastifyInstance, { uploads, storage }: UploadRoutesOptions): void {
   app.get<{ Params: UploadParams }>(
     '/api/uploads/:upload_id',
     { schema: { summary: 'Read an upload record', description: OWNERSHIP, params: UploadParams, response: { 200: { $ref: 'UploadResponse#' }, ...errors(404) } } },
@@ -88,7 +77,9 @@ export async function uploadRoutes(app: FastifyInstance, opts: UploadRoutesOptio
       return sendStored(req, reply, storage, f.key, f.meta);
     },
   );
+}
 
+function deleteUploadRoute(app: FastifyInstance, { uploads }: UploadRoutesOptions): void {
   app.delete<{ Params: UploadParams }>(
     '/api/uploads/:upload_id',
     {
@@ -104,6 +95,30 @@ export async function uploadRoutes(app: FastifyInstance, opts: UploadRoutesOptio
       return { detail: 'upload deleted' };
     },
   );
+}
+
+/**
+ * Runs `store` with a signal that aborts when the client goes away mid-upload, so the
+ * store's upload is aborted with it; then nobody is left to answer, nothing was stored,
+ * and it is not the service's failure: a 400 that says so.
+ */
+async function untilClientLeaves<T>(req: FastifyRequest, store: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const gone = new AbortController();
+  const onClose = () => {
+    if (!req.raw.complete) gone.abort(new Error('the client closed the connection during the upload'));
+  };
+  req.raw.once('close', onClose);
+  try {
+    return await store(gone.signal);
+  } catch (err) {
+    if (gone.signal.aborted) {
+      req.log.info('upload interrupted by the client; nothing stored');
+      throw badRequest('the upload was interrupted');
+    }
+    throw err;
+  } finally {
+    req.raw.off('close', onClose);
+  }
 }
 
 /** The request's one file, in the field "file"; refused before a byte is read when it is plainly too big. */

@@ -81,40 +81,22 @@ interface PagePlan {
 
 const name = (page: number) => `page-${String(page + 1).padStart(4, '0')}`;
 
+type ZipEntry = { name: string; data: Buffer | string; compress: boolean };
+
+/** What the book says about itself: the document's own title, author and language first. */
+interface BookInfo {
+  title: string;
+  author: string | null;
+  language: string;
+}
+
 export async function buildEpub(o: BuildEpubOptions): Promise<EpubSummary> {
   const { doc } = o;
   const byPage = matchTimeline(doc, o.words);
-  const audioMs = Math.round((await ffprobe(o.audioFile)).durationSeconds * 1000);
-  if (!Number.isFinite(audioMs) || audioMs <= 0) throw new Error(`${path.basename(o.audioFile)} has no duration`);
-
-  // Reading order: narrated pages plus the pages without any text that belong with them.
-  const built = builtPages(doc, byPage);
-  const narrated = built.filter((p) => byPage.has(p.index));
-  const plans: PagePlan[] = built.map((page) => {
-    const words = byPage.get(page.index) ?? [];
-    const timed = words.flatMap((w, i) => (isTimed(w) ? [{ w, i }] : []));
-    return { page, words, timed, clips: [], startMs: 0, durationMs: 0, image: null };
-  });
-
-  // Audio: page k's part runs from its first word to the next narrated page's first word (the
-  // first from 0, the last to the end), so the parts tile the narration with no gap. A word's
-  // clip runs from its start to the next word's start: playback is continuous, and every clip
-  // holds its whole word. Times in whole ms, each clip at least 1 ms long. Skipped words (no
-  // time) get no clip: the clip before them runs on to the next word heard.
+  const audioMs = await narrationMs(o.audioFile);
+  const plans = planPages(doc, byPage);
   const narratedPlans = plans.filter((p) => p.timed.length);
-  narratedPlans.forEach((p, k) => {
-    p.startMs = k === 0 ? 0 : Math.round(p.timed[0]!.w.start * 1000);
-    const endMs = k + 1 < narratedPlans.length ? Math.round(narratedPlans[k + 1]!.timed[0]!.w.start * 1000) : audioMs;
-    let prev = 0;
-    p.clips = p.timed.map(({ i }, j) => {
-      const next = j + 1 < p.timed.length ? Math.round(p.timed[j + 1]!.w.start * 1000) - p.startMs : endMs - p.startMs;
-      const end = Math.max(prev + 1, next);
-      const clip = { id: wordId(p.page.index, i), beginMs: prev, endMs: end };
-      prev = end;
-      return clip;
-    });
-    p.durationMs = prev;
-  });
+  planClips(narratedPlans, audioMs);
 
   const work = o.workDir ?? `${o.outPath}.parts`;
   await fs.promises.rm(work, { recursive: true, force: true });
@@ -125,58 +107,13 @@ export async function buildEpub(o: BuildEpubOptions): Promise<EpubSummary> {
     await cutAudio(o.audioFile, narratedPlans.map((p) => ({ startMs: p.startMs, durationMs: p.durationMs, out: path.join(work, 'audio', `${name(p.page.index)}.mp3`) })), o.signal);
     o.onProgress?.('epub-audio', 1, 1);
 
-    const title = doc.title ?? o.title ?? path.parse(doc.path).name;
-    const author = doc.author ?? o.author ?? null;
-    const language = doc.language ?? o.language;
-    if (doc.format === 'pdf') {
-      const { renderPage, closeRendering } = await import('../documents/model.ts');
-      try {
-        const figures = plans.filter((p) => isFigurePage(p.page));
-        for (const [i, p] of figures.entries()) {
-          o.signal?.throwIfAborted();
-          o.onProgress?.('epub-images', i, figures.length);
-          const file = `images/${name(p.page.index)}.png`;
-          await fs.promises.writeFile(path.join(work, file), await renderPage(doc, p.page.index, PAGE_IMAGE_WIDTH));
-          p.image = { href: file, alt: altText(p.page, title) };
-        }
-      } finally {
-        await closeRendering(doc);
-      }
-    }
-
-    const manifest: ManifestItem[] = [
-      { id: 'nav', href: 'nav.xhtml', type: 'application/xhtml+xml', properties: 'nav' },
-      { id: 'css', href: 'style.css', type: 'text/css' },
-    ];
-    const files: Array<{ name: string; data: Buffer | string; compress: boolean }> = [];
-    const durations: Array<{ id: string; ms: number }> = [];
-    for (const p of plans) {
-      const base = name(p.page.index);
-      const xhtml = `${base}.xhtml`;
-      files.push({ name: xhtml, data: contentXhtml({ page: p.page.index, title: pageTitle(p.page, title), blocks: p.page.blocks, image: p.image }, language), compress: true });
-      const item: ManifestItem = { id: `c${base}`, href: xhtml, type: 'application/xhtml+xml' };
-      if (p.clips.length) {
-        item.overlay = `m${base}`;
-        files.push({ name: `${base}.smil`, data: smil(xhtml, sectionId(p.page.index), `audio/${base}.mp3`, p.clips), compress: true });
-        manifest.push({ id: `m${base}`, href: `${base}.smil`, type: 'application/smil+xml' });
-        manifest.push({ id: `a${base}`, href: `audio/${base}.mp3`, type: 'audio/mpeg' });
-        files.push({ name: `audio/${base}.mp3`, data: await fs.promises.readFile(path.join(work, 'audio', `${base}.mp3`)), compress: false });
-        durations.push({ id: `m${base}`, ms: p.durationMs });
-      }
-      if (p.image) {
-        manifest.push({ id: `i${base}`, href: p.image.href, type: 'image/png' });
-        files.push({ name: p.image.href, data: await fs.promises.readFile(path.join(work, p.image.href)), compress: false });
-      }
-      manifest.push(item);
-    }
-    const builtSet = new Set(plans.map((p) => p.page.index));
-    let entries = navEntries(doc.toc, (page, block) => (builtSet.has(page) ? `${name(page)}.xhtml${block ? `#${blockId(page, block)}` : ''}` : null));
-    // A book needs a table of contents; without a usable source TOC, one entry per page.
-    if (!entries.length) entries = plans.map((p) => ({ title: pageTitle(p.page, title), href: `${name(p.page.index)}.xhtml`, level: 1 }));
-    files.push({ name: 'nav.xhtml', data: navXhtml(title, language, entries), compress: true });
+    const book: BookInfo = { title: doc.title ?? o.title ?? path.parse(doc.path).name, author: doc.author ?? o.author ?? null, language: doc.language ?? o.language };
+    if (doc.format === 'pdf') await renderFigurePages(doc, plans, work, book.title, o);
+    const { manifest, files, durations } = await contentFiles(plans, work, book);
+    files.push({ name: 'nav.xhtml', data: navXhtml(book.title, book.language, tableOfContents(doc, plans, book.title)), compress: true });
     files.push({ name: 'style.css', data: STYLE_CSS, compress: true });
     const opf = packageOpf(
-      { identifier: `urn:uuid:${randomUUID()}`, title, author, language, modified: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'), durations },
+      { identifier: `urn:uuid:${randomUUID()}`, ...book, modified: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'), durations },
       manifest,
       plans.map((p) => `c${name(p.page.index)}`),
     );
@@ -192,6 +129,100 @@ export async function buildEpub(o: BuildEpubOptions): Promise<EpubSummary> {
   } finally {
     await fs.promises.rm(work, { recursive: true, force: true });
   }
+}
+
+/** The narration's length in whole ms; an error when it has none. */
+async function narrationMs(audioFile: string): Promise<number> {
+  const ms = Math.round((await ffprobe(audioFile)).durationSeconds * 1000);
+  if (!Number.isFinite(ms) || ms <= 0) throw new Error(`${path.basename(audioFile)} has no duration`);
+  return ms;
+}
+
+/** One plan per built page, in reading order: narrated pages plus the pages without any text that belong with them. */
+function planPages(doc: DocumentModel, byPage: Map<number, TimelineEntry[]>): PagePlan[] {
+  return builtPages(doc, byPage).map((page) => {
+    const words = byPage.get(page.index) ?? [];
+    const timed = words.flatMap((w, i) => (isTimed(w) ? [{ w, i }] : []));
+    return { page, words, timed, clips: [], startMs: 0, durationMs: 0, image: null };
+  });
+}
+
+/**
+ * Audio: page k's part runs from its first word to the next narrated page's first word (the
+ * first from 0, the last to the end), so the parts tile the narration with no gap. A word's
+ * clip runs from its start to the next word's start: playback is continuous, and every clip
+ * holds its whole word. Times in whole ms, each clip at least 1 ms long. Skipped words (no
+ * time) get no clip: the clip before them runs on to the next word heard.
+ */
+function planClips(narratedPlans: PagePlan[], audioMs: number): void {
+  narratedPlans.forEach((p, k) => {
+    p.startMs = k === 0 ? 0 : Math.round(p.timed[0]!.w.start * 1000);
+    const endMs = k + 1 < narratedPlans.length ? Math.round(narratedPlans[k + 1]!.timed[0]!.w.start * 1000) : audioMs;
+    let prev = 0;
+    p.clips = p.timed.map(({ i }, j) => {
+      const next = j + 1 < p.timed.length ? Math.round(p.timed[j + 1]!.w.start * 1000) - p.startMs : endMs - p.startMs;
+      const end = Math.max(prev + 1, next);
+      const clip = { id: wordId(p.page.index, i), beginMs: prev, endMs: end };
+      prev = end;
+      return clip;
+    });
+    p.durationMs = prev;
+  });
+}
+
+/** Renders each figure page of a PDF into work/images and sets its plan's image. */
+async function renderFigurePages(doc: DocumentModel, plans: PagePlan[], work: string, title: string, o: Pick<BuildEpubOptions, 'signal' | 'onProgress'>): Promise<void> {
+  const { renderPage, closeRendering } = await import('../documents/model.ts');
+  try {
+    const figures = plans.filter((p) => isFigurePage(p.page));
+    for (const [i, p] of figures.entries()) {
+      o.signal?.throwIfAborted();
+      o.onProgress?.('epub-images', i, figures.length);
+      const file = `images/${name(p.page.index)}.png`;
+      await fs.promises.writeFile(path.join(work, file), await renderPage(doc, p.page.index, PAGE_IMAGE_WIDTH));
+      p.image = { href: file, alt: altText(p.page, title) };
+    }
+  } finally {
+    await closeRendering(doc);
+  }
+}
+
+/** Each page's content document, with its Media Overlay and audio when narrated and its image when it has one; the manifest items and overlay durations for them. */
+async function contentFiles(plans: PagePlan[], work: string, book: BookInfo): Promise<{ manifest: ManifestItem[]; files: ZipEntry[]; durations: Array<{ id: string; ms: number }> }> {
+  const manifest: ManifestItem[] = [
+    { id: 'nav', href: 'nav.xhtml', type: 'application/xhtml+xml', properties: 'nav' },
+    { id: 'css', href: 'style.css', type: 'text/css' },
+  ];
+  const files: ZipEntry[] = [];
+  const durations: Array<{ id: string; ms: number }> = [];
+  for (const p of plans) {
+    const base = name(p.page.index);
+    const xhtml = `${base}.xhtml`;
+    files.push({ name: xhtml, data: contentXhtml({ page: p.page.index, title: pageTitle(p.page, book.title), blocks: p.page.blocks, image: p.image }, book.language), compress: true });
+    const item: ManifestItem = { id: `c${base}`, href: xhtml, type: 'application/xhtml+xml' };
+    if (p.clips.length) {
+      item.overlay = `m${base}`;
+      files.push({ name: `${base}.smil`, data: smil(xhtml, sectionId(p.page.index), `audio/${base}.mp3`, p.clips), compress: true });
+      manifest.push({ id: `m${base}`, href: `${base}.smil`, type: 'application/smil+xml' });
+      manifest.push({ id: `a${base}`, href: `audio/${base}.mp3`, type: 'audio/mpeg' });
+      files.push({ name: `audio/${base}.mp3`, data: await fs.promises.readFile(path.join(work, 'audio', `${base}.mp3`)), compress: false });
+      durations.push({ id: `m${base}`, ms: p.durationMs });
+    }
+    if (p.image) {
+      manifest.push({ id: `i${base}`, href: p.image.href, type: 'image/png' });
+      files.push({ name: p.image.href, data: await fs.promises.readFile(path.join(work, p.image.href)), compress: false });
+    }
+    manifest.push(item);
+  }
+  return { manifest, files, durations };
+}
+
+/** The source TOC's entries on built pages; a book needs one, so without a usable source TOC, one entry per page. */
+function tableOfContents(doc: DocumentModel, plans: PagePlan[], title: string) {
+  const builtSet = new Set(plans.map((p) => p.page.index));
+  const entries = navEntries(doc.toc, (page, block) => (builtSet.has(page) ? `${name(page)}.xhtml${block ? `#${blockId(page, block)}` : ''}` : null));
+  if (entries.length) return entries;
+  return plans.map((p) => ({ title: pageTitle(p.page, title), href: `${name(p.page.index)}.xhtml`, level: 1 }));
 }
 
 /** Timeline words grouped by 0-based page, after checking they are the document's words, in order. */
@@ -279,7 +310,7 @@ async function cutAudio(src: string, parts: Array<{ startMs: number; durationMs:
   }
 }
 
-function writeZip(outPath: string, files: Array<{ name: string; data: Buffer | string; compress: boolean }>): Promise<void> {
+function writeZip(outPath: string, files: ZipEntry[]): Promise<void> {
   const tmp = `${outPath}.${process.pid}.tmp`;
   const zip = new yazl.ZipFile();
   const mtime = new Date();

@@ -5,5 +5,5 @@ export { align, synthesize, transcribe, health, DEFAULT_REQUEST_TIMEOUT_MS } fro
 export type { AlignOptions, SynthesizeOptions, SynthesizedAudio, HealthRecord, ServerTarget } from './speech.ts';
 export { generateLipsync, DEFAULT_POLL_INTERVAL_MS, MAX_CONSECUTIVE_FAILURES } from './lipsync.ts';
 export type { LipsyncOptions, LipsyncResult, LipsyncStatus } from './lipsync.ts';
-export { createGpuClient } from './pool.ts';
-export type { GpuClient, GpuClientOptions, ServerState, PoolLipsyncOptions } from './pool.ts';
+export { createGpuClient } from './server-pool.ts';
+export type { GpuClient, GpuClientOptions, ServerState, PoolLipsyncOptions } from './server-pool.ts';

@@ -26,7 +26,7 @@ import type { ServerSecurity } from '../security/tokens.ts';
 import { invalid, LecternError, notReady, overloaded } from '../core/errors.ts';
 import type { Logger } from '../log.ts';
 import { ALIGNERS, alignerCoverage } from '../speech/align/registry.ts';
-import { createLipsyncProvider, installedLipsyncProviders, lipsyncUnavailableReason, type LipsyncProviderOptions } from '../speech/lipsync/registry.ts';
+import { createLipsyncProvider, installedLipsyncProviders, lipsyncUnavailableReason, type LipsyncProviderOptions } from '../speech/lipsync/providers.ts';
 import type { LipsyncProvider } from '../speech/lipsync/types.ts';
 import type { SynthesisRequest, WordTiming } from '../speech/types.ts';
 import { MicroBatcher } from './batcher.ts';
@@ -35,7 +35,7 @@ import { createMetrics, type GpuMetrics } from './metrics.ts';
 import { encodeAudio } from './audio-format.ts';
 import { ModelProcessPool, type ProcessRequest } from './model-process/pool.ts';
 import type { ProcessHello } from './model-process/protocol.ts';
-import { SpeechPool } from './pool.ts';
+import { SpeechPool } from './thread-pool.ts';
 import type { BackendInfo, BackendSpec, SynthesizedAudio } from './tasks.ts';
 
 /** What `lectern gpu-server` runs with (config.ts makes it from flags and LECTERN_GPU_* variables). */
@@ -92,7 +92,7 @@ export interface GpuServerOptions {
   transcriber?: string;
   /** The voice manifest's folder (default voices/): the Lectern voice ids /v1/audio/speech takes. */
   voicesDir?: string;
-  /** Compute type part of the model-cache key (default fp32). */
+  /** Compute type part of the engine-cache key (default fp32). */
   computeType?: string;
   /** onnxruntime intra-op threads per worker session; default on CPU max(1, floor(cores ÷ workers)). */
   intraOpThreads?: number;
@@ -301,7 +301,7 @@ export function createGpuRuntime(config: GpuServerSettings, log: Logger): GpuRun
   // Align/transcribe engines load lazily in the workers; advertise them when their registry is installed.
   const hasRegistry = (rel: string) => existsSync(new URL(rel, import.meta.url));
   const canAlign = hasRegistry('../speech/align/registry.ts');
-  const canTranscribe = hasRegistry('../speech/asr/registry.ts');
+  const canTranscribe = hasRegistry('../speech/asr/transcribers.ts');
 
   const runtime: GpuRuntimeControl = {
     config,

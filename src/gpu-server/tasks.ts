@@ -47,7 +47,7 @@ export interface SynthesizedAudio {
 }
 
 export interface TaskStats {
-  /** The model-cache lookup this task made. */
+  /** The engine-cache lookup this task made. */
   model: string;
   cacheHit: boolean;
   /** Time inside the engine call (not the load), ms. */

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import { INTERNAL } from '../core/caller.ts';
 import { oneLine } from '../core/errors.ts';
 import type { Logger } from '../log.ts';
-import { loadPipeline } from '../pipelines/registry.ts';
+import { loadPipeline } from '../pipelines/catalogue.ts';
 import { withRequestId } from '../request-context.ts';
 import { fillOptions } from '../pipelines/options.ts';
 import type { JobResult } from '../pipelines/result.ts';

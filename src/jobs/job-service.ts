@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { Caller } from '../core/caller.ts';
 import { conflict, invalid, LecternError, notFound } from '../core/errors.ts';
 import type { Logger } from '../log.ts';
-import { defaultFormat, pipelineAccepts } from '../pipelines/registry.ts';
+import { defaultFormat, pipelineAccepts } from '../pipelines/catalogue.ts';
 import { isId, jobPrefix, outputKey, scratchName, type DownloadMeta, type Storage } from '../storage.ts';
 import { contentTypeFor, INLINE_TYPES } from './file-types.ts';
 import { jobUploadRefs, type JobCreateRequest, type UploadField } from './job-config.ts';

@@ -11,7 +11,7 @@ export const JOB_STATUSES = ['pending', 'running', 'completed', 'failed', 'stopp
 export type JobStatus = (typeof JOB_STATUSES)[number];
 export const TERMINAL_STATUSES: readonly JobStatus[] = ['completed', 'failed', 'stopped'];
 
-// The pipeline types live with the pipelines (they are what the registry can run).
+// The pipeline types live with the pipelines (they are what the catalogue, pipelines/catalogue.ts, can run).
 import type { PipelineType } from '../pipelines/options.ts';
 export { PIPELINE_TYPES, type PipelineType } from '../pipelines/options.ts';
 

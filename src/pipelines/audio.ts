@@ -7,7 +7,7 @@ import { narrationFile, OUTPUT_FILES } from '../core/output-files.ts';
 import { ffmpeg } from '../media/ffmpeg.ts';
 import { toWebVtt as webVtt } from '../media/captions.ts';
 import { writeFileAtomic } from '../storage.ts';
-import type { Narration } from './narrate.ts';
+import type { Narration } from './synthesize-chunks.ts';
 import { atSpeed, isTimed, narrateDocument, roundTime as round, type TimelineEntry, type TimelineWord } from './narrate-document.ts';
 import type { Pipeline, PipelineContext, PipelineResult } from './types.ts';
 

@@ -9,7 +9,7 @@ import { OUTPUT_FILES } from '../core/output-files.ts';
 import type { DocumentModel } from '../documents/model.ts';
 import { buildEpub } from '../epub/build.ts';
 import { renderHighlightVideo } from '../video/highlight-video.ts';
-import { writeNarrationFiles, type NarrationFiles } from './narration-files.ts';
+import { writeNarrationFiles, type NarrationFiles } from './write-narration.ts';
 import { narrateDocument } from './narrate-document.ts';
 import { writeReaderZip } from './reader-output.ts';
 import type { Pipeline, PipelineContext, PipelineResult } from './types.ts';

@@ -13,7 +13,7 @@ import { renderHighlightVideo } from '../video/highlight-video.ts';
 import { writeReaderZip } from './reader-output.ts';
 import { writeFileAtomic } from '../storage.ts';
 import { renderAudio, toWebVtt } from './audio.ts';
-import type { Narration } from './narrate.ts';
+import type { Narration } from './synthesize-chunks.ts';
 import { atSpeed, narrateModel, roundTime, type TimelineWord } from './narrate-document.ts';
 import type { PresenterPosition } from './options.ts';
 import { JobCancelled, type Pipeline, type PipelineContext, type PipelineResult } from './types.ts';

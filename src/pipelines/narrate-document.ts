@@ -5,7 +5,7 @@ import { readDocument, spokenText, type DocumentModel } from '../documents/model
 import { sourceTimings, spokenForms, type SpokenText } from '../speech/spoken-forms.ts';
 import { isTimed, type TimelineEntry, type TimelineWord, type WordTiming } from '../core/timeline.ts';
 import { tokenizeWords, utf8Bytes } from '../speech/words.ts';
-import { narrate, type Narration } from './narrate.ts';
+import { synthesizeChunks, type Narration } from './synthesize-chunks.ts';
 import { chunkSentences, splitSentences } from '../speech/sentences.ts';
 import type { PipelineContext } from './types.ts';
 
@@ -59,7 +59,7 @@ export async function narrateModel(ctx: PipelineContext, doc: DocumentModel, opt
 
   // The voice reads each chunk's spoken form; its word timings fold back onto the source words.
   const spoken = chunks.map((c) => spokenForms(c.text, ctx.input.language));
-  const narration = toSourceWords(await narrate(ctx, spoken.map((s) => s.text)), chunks, spoken);
+  const narration = toSourceWords(await synthesizeChunks(ctx, spoken.map((s) => s.text)), chunks, spoken);
   const timeline: TimelineWord[] = narration.words.map((w) => {
     const c = chunks[w.chunk]!;
     return { word: w.word, start: roundTime(w.start), end: roundTime(w.end), page: c.page + 1, block: c.block };

@@ -1,11 +1,11 @@
 // Where the lip-sync pipeline's presenter clips are made: on a GPU server (through the GPU
 // client's job protocol, polling with the job's cancel flag) when LECTERN_GPU_SERVER_URL is
-// set, otherwise here with a lip-sync provider from the registry. Both stop a clip in flight
+// set, otherwise here with a lip-sync provider from speech/lipsync/providers.ts. Both stop a clip in flight
 // when the job's cancel flag appears, and both report that as JobCancelled.
 import { createGpuClient } from '../gpu-client/index.ts';
 import { LipsyncCancelled } from '../gpu-client/errors.ts';
 import type { Logger } from '../log.ts';
-import { createLipsyncProvider } from '../speech/lipsync/registry.ts';
+import { createLipsyncProvider } from '../speech/lipsync/providers.ts';
 import { LipsyncAbortedError } from '../speech/lipsync/types.ts';
 import { JobCancelled, type PresenterGenerator } from './types.ts';
 

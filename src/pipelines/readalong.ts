@@ -23,7 +23,7 @@ import { writeFileAtomic } from '../storage.ts';
 import { chapterMarks } from './audio.ts';
 import { renderReadAlong } from './highlight.ts';
 import { roundTime, type TimelineEntry } from './narrate-document.ts';
-import { writeTimelineFiles } from './narration-files.ts';
+import { writeTimelineFiles } from './write-narration.ts';
 import { JobCancelled, type Pipeline, type PipelineContext, type PipelineResult, type RecordingFile } from './types.ts';
 
 /** Bumped when the alignment or its cached form changes: older cache entries are then not read. */

@@ -13,7 +13,7 @@ import type { RecordingFile } from './types.ts';
 import { probeRecordingFile } from '../speech/align/long/audio.ts';
 import { RECORDING_LANGUAGES, recordingLanguageSupported } from '../speech/align/long/languages.ts';
 import { createAligner, type ClosableAligner } from '../speech/align/registry.ts';
-import { defaultFormat, isOutputOf, loadPipeline, pipelineAccepts } from './registry.ts';
+import { defaultFormat, isOutputOf, loadPipeline, pipelineAccepts } from './catalogue.ts';
 
 export interface RunFileOptions {
   /** The service config's fields of these names. */

@@ -74,7 +74,7 @@ export interface Aligner {
   align(samples: Float32Array, sampleRate: number, text: string, language: string): Promise<WordTiming[]>;
 }
 
-/** What a transcription engine is created with (asr/registry.ts picks the engine by name). */
+/** What a transcription engine is created with (asr/transcribers.ts picks the engine by name). */
 export interface TranscriberOptions {
   modelsDir: string;
   device: 'cpu' | 'cuda';

@@ -7,7 +7,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { fileTooLarge } from '../../http/server.ts';
 import { notFound } from '../../core/errors.ts';
-import { transcriberName } from '../../speech/asr/registry.ts';
+import { transcriberName } from '../../speech/asr/transcribers.ts';
 import type { WordTiming } from '../../speech/types.ts';
 import { tokenizeWords } from '../../speech/words.ts';
 import { VoiceManifest } from '../../voices/manifest.ts';

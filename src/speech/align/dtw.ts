@@ -172,6 +172,382 @@ function chunkTokens(tokens: WordToken[]): WordToken[][] {
   if (cur.length) out.push(cur);
   return out;
 }
+type Stage = (name: string) => void;
+
+/** What synthesizing a reference needs: the native functions, the eSpeak helpers, the stage timer. */
+interface ReferenceEngine {
+  native: Native;
+  procs: EspeakProcess[];
+  onStage?: (stage: string, ms: number) => void;
+}
+
+/** Features and frame energies of one signal; a reference also has each word's [start, end) in frames. */
+interface Signal {
+  feats: Features;
+  energy: Float32Array;
+}
+interface Reference extends Signal {
+  bounds: [number, number][];
+}
+/** The reader's audio: its features, the feature options both signals use, and its quiet threshold. */
+interface RealSignal extends Signal {
+  feat: FeatureOptions;
+  quiet: number;
+}
+
+/** One signal's speech span with long pauses cut: first frame, last frame, the kept frames (relative to `from`) and their features. */
+interface Span {
+  from: number;
+  to: number;
+  keep: Int32Array;
+  data: Float32Array;
+}
+/** Both signals ready for DTW: normalised features of the kept frames of each speech span. */
+interface Spans {
+  dims: number;
+  ref: Span;
+  real: Span;
+}
+
+/** Calls `onStage` with the time since the previous call (or since creation). */
+function stageTimer(onStage: DtwAlignerOptions['onStage']): Stage {
+  let mark = performance.now();
+  return (name) => {
+    const now = performance.now();
+    onStage?.(name, now - mark);
+    mark = now;
+  };
+}
+
+/** The reader's audio at 16 kHz: features, energies, and the quiet threshold (floor + 10 dB). */
+function realFeatures(native: Native, samples: Float32Array, sampleRate: number): RealSignal {
+  const real16k = sampleRate === RATE ? samples : native.resample(samples, sampleRate, RATE);
+  // Both signals' mel bands stop at the input's Nyquist: bands that are empty in
+  // narrow-band audio (8 kHz telephone, old recordings) but full in eSpeak's would
+  // dominate the distance.
+  const feat: FeatureOptions = { ...FEATURES, fMax: Math.min(RATE, sampleRate) / 2 };
+  const feats = native.mfcc(real16k, RATE, feat);
+  const energy = native.frameEnergy(real16k, RATE, feat);
+  return { feats, energy, feat, quiet: percentile(energy, 0.02) + QUIET_OVER_FLOOR };
+}
+
+/** eSpeak audio for one chunk of tokens: its features, energies and word bounds in frames. */
+async function synthesizeChunk(engine: ReferenceEngine, proc: EspeakProcess, chunkText: string, voice: string, rate: number, feat: FeatureOptions): Promise<Reference> {
+  const { native } = engine;
+  const syn = await proc.synth(voice, chunkText, rate);
+  const f32 = new Float32Array(syn.pcm.length);
+  for (let i = 0; i < f32.length; i++) f32[i] = syn.pcm[i]! / 32768;
+  // (computing features straight from 22.05 kHz with mel bands capped at 8 kHz skips
+  // this resampling, the largest cost of an hour, but measured 1.4 ms worse MAE)
+  const t0 = performance.now();
+  // 16 zero crossings, not the default 32: features are capped at 8 kHz and the reference is synthetic, so the
+  // wider transition band changes nothing measurable, and this resampling was the largest cost of an hour.
+  const pcm = native.resample(f32, syn.sampleRate, RATE, REFERENCE_RESAMPLE);
+  const { words, phonemes } = wordTimingsFromEvents(chunkText, syn);
+  splitMergedWords(words, phonemes);
+  const part: Reference = {
+    feats: native.mfcc(pcm, RATE, feat),
+    energy: native.frameEnergy(pcm, RATE, feat),
+    bounds: words.map((w) => [Math.round(w.start / HOP_S), Math.round(w.end / HOP_S)]),
+  };
+  // main-thread share of the reference stage (the rest is waiting on the helpers)
+  engine.onStage?.('reference resampling + features (main thread, within espeak reference)', performance.now() - t0);
+  return part;
+}
+
+/** The chunks' references one after another, word bounds shifted to the joined frames. */
+function joinReferences(parts: Reference[]): Reference {
+  const frames = parts.reduce((s, p) => s + p.feats.frames, 0);
+  const dims = parts[0]!.feats.dims;
+  const data = new Float32Array(frames * dims);
+  const energy = new Float32Array(frames);
+  const bounds: [number, number][] = [];
+  let off = 0;
+  for (const p of parts) {
+    data.set(p.feats.data, off * dims);
+    energy.set(p.energy, off);
+    for (const [s, e] of p.bounds) bounds.push([s + off, e + off]);
+    off += p.feats.frames;
+  }
+  return { feats: { frames, dims, data } as Features, energy, bounds };
+}
+
+/** Reference features for the whole text, and each token's [start, end) in reference frames; the helpers share the chunks. */
+async function synthesizeReference(engine: ReferenceEngine, text: string, tokens: WordToken[], voice: string, rate: number, feat: FeatureOptions): Promise<Reference> {
+  const chunks = chunkTokens(tokens);
+  const parts: Reference[] = new Array(chunks.length);
+  let next = 0;
+  await Promise.all(
+    engine.procs.map(async (proc) => {
+      for (let c = next++; c < chunks.length; c = next++) {
+        const toks = chunks[c]!;
+        parts[c] = await synthesizeChunk(engine, proc, text.slice(toks[0]!.start, toks[toks.length - 1]!.end), voice, rate, feat);
+      }
+    }),
+  );
+  return joinReferences(parts);
+}
+
+/** Frames at or above the threshold. */
+function soundingFrames(energy: Float32Array, threshold: number): number {
+  return energy.reduce((c, v) => c + (v >= threshold ? 1 : 0), 0);
+}
+
+/**
+ * eSpeak at the reader's pace makes a straighter path. The pace: the reader's sounding
+ * (not pause) time against eSpeak's for the same text, eSpeak's measured on a sample
+ * (the first chunk, the whole text when short) and scaled by characters. The sample is
+ * the reference when it is the whole text and the pace is close enough.
+ */
+async function synthesizeAtReadersPace(engine: ReferenceEngine, text: string, tokens: WordToken[], voice: string, rate: number, real: RealSignal, stage: Stage): Promise<Reference> {
+  const chunks = chunkTokens(tokens);
+  const sampleTokens = chunks.length === 1 ? tokens : chunks[0]!;
+  const sample = await synthesizeReference(engine, text, sampleTokens, voice, rate, real.feat);
+  const chars = (t: WordToken[]) => t[t.length - 1]!.end - t[0]!.start;
+  const predicted = (soundingFrames(sample.energy, percentile(sample.energy, 0.02) + QUIET_OVER_FLOOR) * chars(tokens)) / chars(sampleTokens);
+  const pace = soundingFrames(real.energy, real.quiet) / Math.max(1, predicted);
+  stage('espeak sample');
+  const paced = Math.abs(Math.log(pace)) > RATE_TOLERANCE ? Math.round(Math.min(450, Math.max(80, rate / pace))) : rate;
+  const ref = sampleTokens === tokens && paced === rate ? sample : await synthesizeReference(engine, text, tokens, voice, paced, real.feat);
+  stage('espeak reference');
+  return ref;
+}
+
+/** An energy threshold `share` of the way from the signal's floor (10th percentile) to its loud level (95th). */
+function loudnessThreshold(energy: Float32Array, share: number): number {
+  const floor = percentile(energy, 0.1);
+  const loud = percentile(energy, 0.95);
+  return floor + share * (loud - floor);
+}
+
+/**
+ * eSpeak's word events count a sentence's closing pause into its last word: cut each
+ * reference word to its sound, so the pause maps onto the reader's pause, not into a word.
+ */
+function trimReferenceWordsToSound(ref: Reference, quiet: number): void {
+  for (const bd of ref.bounds) {
+    while (bd[1] - bd[0] > 1 && ref.energy[bd[1] - 1]! < quiet) bd[1]--;
+    while (bd[1] - bd[0] > 1 && ref.energy[bd[0]]! < quiet) bd[0]++;
+  }
+}
+
+/**
+ * Both signals' speech spans, long pauses cut. Leading and trailing silence of either signal
+ * would only stretch the path's ends. Pauses are where the reader and eSpeak differ most
+ * (length, and room noise against digital silence): DTW runs on both signals with every long
+ * pause cut down to its edges, and the reader's pauses are put back when the boundaries are mapped.
+ */
+function alignableSpans(ref: Reference, real: RealSignal): Spans {
+  const [r0, r1] = speechRange(real.energy, loudnessThreshold(real.energy, 0.15), 5);
+  const [s0, s1] = speechRange(ref.energy, loudnessThreshold(ref.energy, 0.35), 5);
+  const a = normalise(ref.feats);
+  const b = normalise(real.feats);
+  const dims = a.dims;
+  const refQuiet = percentile(ref.energy, 0.02) + QUIET_OVER_FLOOR;
+  trimReferenceWordsToSound(ref, refQuiet);
+  const refKeep = collapsePauses(ref.energy, s0, s1, refQuiet);
+  const realKeep = collapsePauses(real.energy, r0, r1, real.quiet);
+  return {
+    dims,
+    ref: { from: s0, to: s1, keep: refKeep, data: gather(a.data, dims, s0, refKeep) },
+    real: { from: r0, to: r1, keep: realKeep, data: gather(b.data, dims, r0, realKeep) },
+  };
+}
+
+/** A narrow band around the previous (coarser) level's path, upsampled by `ratio`. */
+function bandAroundPath(centres: Float64Array, frames: number, ratio: number): DtwBand {
+  const c = new Int32Array(frames);
+  for (let i = 0; i < frames; i++) {
+    const x = (i + 0.5) * ratio - 0.5;
+    const lo = Math.max(0, Math.min(centres.length - 1, Math.floor(x)));
+    const hi = Math.min(centres.length - 1, lo + 1);
+    const t = Math.max(0, Math.min(1, x - lo));
+    const col = centres[lo]! * (1 - t) + centres[hi]! * t;
+    c[i] = Math.round((col + 0.5) / ratio - 0.5);
+  }
+  return { centre: c, radius: Math.ceil(3 / ratio) + 6 };
+}
+
+/**
+ * The DTW path (row, column pairs) between the kept reference and real frames.
+ * Coarse to fine: each level's path, upsampled, centres the next level's band.
+ * The first pass runs at the finest factor whose wide band fits the cell budget: a short
+ * clip is aligned at full resolution at once (a 320 ms coarse frame there is a word,
+ * and a wrong coarse path cannot be repaired by narrow fine bands).
+ */
+function coarseToFinePath(native: Native, spans: Spans, stage: Stage): Int32Array {
+  const { dims } = spans;
+  const n = spans.ref.keep.length;
+  const m = spans.real.keep.length;
+  // the first band must hold where the reader's pauses and tempo put the path off the
+  // diagonal: 20 % of the length, and at least 3 s (a few long pauses in a short clip)
+  const firstBand = (f: number) => Math.min(Math.max(Math.ceil(300 / f), Math.ceil(0.2 * Math.ceil(Math.max(n, m) / f))), 3000);
+  const all = [128, 32, 8, 2, 1];
+  const fits = (f: number) => Math.ceil(n / f) * (2 * firstBand(f) + 1) <= FIRST_PASS_CELLS;
+  const startAt = [...all.keys()].reverse().find((i) => fits(all[i]!)) ?? 0;
+  let centres: Float64Array | null = null;
+  let prevFactor = 0;
+  let path: Int32Array = new Int32Array(0);
+  for (const factor of all.slice(startAt)) {
+    const A = decimate(spans.ref.data, n, dims, factor);
+    const B = decimate(spans.real.data, m, dims, factor);
+    // the first pass only knows the overall tempo: a wide band around the diagonal
+    const band = centres ? bandAroundPath(centres, A.frames, factor / prevFactor) : firstBand(factor);
+    path = native.dtwBanded(A.data, B.data, dims, band).path;
+    stage(`dtw 1/${factor}`);
+    centres = rowCentres(path, A.frames);
+    prevFactor = factor;
+  }
+  return path;
+}
+
+/**
+ * Each word's reference [start, end) carried across the path onto real frames, as a flat
+ * monotone list [start0, end0, start1, end1, …]. A boundary between reference frames b-1
+ * and b goes to the middle of where the path crosses between them: where one side's frame
+ * is held over many real frames (a pause or a drawn-out sound only one signal has) this
+ * splits the stretch instead of handing all of it to one word and squeezing the other to a frame.
+ */
+function boundariesOnRealFrames(path: Int32Array, spans: Spans, bounds: [number, number][], words: number, totalFrames: number): number[] {
+  const { from: s0, to: s1, keep: refKeep } = spans.ref;
+  const { from: r0, keep: realKeep } = spans.real;
+  const n = refKeep.length;
+  const m = realKeep.length;
+  const rowMid = rowCentres(path, n);
+  // original reference frame → its kept row (the last kept one at or before it)
+  const rowOf = new Int32Array(s1 - s0 + 1);
+  for (let i = 0, r = 0; i < rowOf.length; i++) {
+    while (r + 1 < n && refKeep[r + 1]! <= i) r++;
+    rowOf[i] = r;
+  }
+  // a (fractional) kept column → real frame; across a cut pause it interpolates, and
+  // the pause snapping afterwards moves such a gap to the pause's edges
+  const realAt = (x: number): number => {
+    const lo = Math.max(0, Math.min(m - 1, Math.floor(x)));
+    const t = x - lo;
+    const next = lo + 1 < m ? realKeep[lo + 1]! : realKeep[lo]! + 1;
+    return r0 + realKeep[lo]! + t * (next - realKeep[lo]!);
+  };
+  const toReal = (b: number): number => {
+    const i = Math.max(1, Math.min(s1 - s0, b - s0));
+    const ra = rowOf[i - 1]!, rb = rowOf[i]!;
+    return realAt(ra === rb ? rowMid[ra]! + 0.5 : (rowMid[ra]! + rowMid[rb]!) / 2 + 0.5);
+  };
+  const edges: number[] = [];
+  for (let k = 0; k < words; k++) {
+    const [rs, re] = bounds[k]!;
+    edges.push(rs - s0 <= 0 ? r0 : toReal(rs), toReal(Math.max(re, rs + 1)));
+  }
+  for (let k = 1; k < edges.length; k++) edges[k] = Math.max(edges[k]!, edges[k - 1]!);
+  return edges.map((x) => Math.max(0, Math.min(totalFrames, Math.round(x))));
+}
+
+/** The quiet run in [lo, hi) the gap at `at` belongs to: one the gap lies in, or a long pause near it. */
+function quietRunAround(energy: Float32Array, quiet: number, lo: number, hi: number, at: number): [number, number] | null {
+  const silent = (f: number) => energy[f]! < quiet;
+  let best: [number, number] | null = null;
+  let bestDist = Infinity;
+  for (let f = lo; f < hi; ) {
+    if (!silent(f)) { f++; continue; }
+    let g = f;
+    while (g < hi && silent(g)) g++;
+    const len = g - f;
+    const dist = at < f ? f - at : at > g ? at - g : 0;
+    if ((dist === 0 && len >= MIN_GAP) || (len >= MIN_PAUSE && dist <= PAUSE_REACH)) {
+      if (dist < bestDist) (best = [f, g]), (bestDist = dist);
+    }
+    f = g;
+  }
+  return best;
+}
+
+/**
+ * Pauses the reader made: a quiet run around a word gap becomes the gap, edges at the
+ * speech offset/onset. The run is taken when the mapped gap lies in it, or when it is
+ * long (a pause, not a stop closure) and near. `tempo`: real frames per reference frame.
+ */
+function snapGapsToPauses(frames: number[], real: RealSignal, bounds: [number, number][], words: number, tempo: number): void {
+  const totalFrames = real.energy.length;
+  // a gap may not leave either word shorter than 40 % of what eSpeak's timing predicts
+  // (a sentence end mapped into a long pause must not hand the pause to the word before)
+  const minLen = (k: number) => Math.max(MIN_WORD, Math.round(0.4 * (bounds[k]![1] - bounds[k]![0]) * tempo));
+  for (let k = 0; k + 1 < words; k++) {
+    const endK = frames[2 * k + 1]!, startNext = frames[2 * k + 2]!;
+    const lo = Math.max(frames[2 * k]! + minLen(k), 0), hi = Math.min(frames[2 * k + 3]! - minLen(k + 1), totalFrames);
+    if (hi <= lo) continue;
+    const run = quietRunAround(real.energy, real.quiet, lo, hi, Math.round((endK + startNext) / 2));
+    if (run) (frames[2 * k + 1] = run[0]), (frames[2 * k + 2] = run[1]);
+  }
+}
+
+/** The longest run in [lo, hi) below the threshold. */
+function longestQuiet(energy: Float32Array, lo: number, hi: number, thr: number): [number, number] | null {
+  let best: [number, number] | null = null;
+  for (let f = lo; f < hi; f++) {
+    if (energy[f]! >= thr) continue;
+    let g = f;
+    while (g < hi && energy[g]! < thr) g++;
+    if (!best || g - f > best[1] - best[0]) best = [f, g];
+    f = g;
+  }
+  return best;
+}
+
+/**
+ * [s, e) with quiet at the word's outer edges taken off (leading/trailing silence, a pause
+ * eSpeak made and the reader did not), down to MIN_WORD frames. Sound = SOUND_RUN frames in
+ * a row above `floor`, so noise blips near the threshold don't stop the trim.
+ */
+function trimToSound(energy: Float32Array, s: number, e: number, floor: number): [number, number] {
+  const loudRun = (f: number, dir: 1 | -1) => {
+    for (let q = 0; q < SOUND_RUN; q++) if (f + dir * q < 0 || f + dir * q >= energy.length || energy[f + dir * q]! < floor) return false;
+    return true;
+  };
+  while (e - s > MIN_WORD && !loudRun(s, 1)) s++;
+  while (e - s > MIN_WORD && !loudRun(e - 1, -1)) e--;
+  return [s, e];
+}
+
+/**
+ * The path's ends are pinned to the ends of the sound, so the first/last word also
+ * takes in noise or a cut-off next phrase across a pause. Across a pause inside such a
+ * word, cut it there when the side next to the other words holds at least half the
+ * length eSpeak's timing predicts (sentence-final lengthening makes more unreliable).
+ */
+function cutOuterWordAtPause(energy: Float32Array, s: number, e: number, floor: number, expected: number, first: boolean, last: boolean): [number, number] {
+  const run = longestQuiet(energy, s + MIN_WORD, e - MIN_WORD, floor);
+  if (run && run[1] - run[0] >= MIN_PAUSE) {
+    if (last && run[0] - s >= expected / 2) e = run[0];
+    else if (first && e - run[1] >= expected / 2) s = run[1];
+  }
+  return [s, e];
+}
+
+/** Word timings from the mapped frames: each word at least one frame, trimmed to its sound. */
+function wordsFromFrames(tokens: WordToken[], frames: number[], real: RealSignal, bounds: [number, number][], tempo: number): WordTiming[] {
+  const energy = real.energy;
+  const totalFrames = energy.length;
+  const words: WordTiming[] = [];
+  let prevEnd = 0;
+  tokens.forEach((tok, k) => {
+    // every word keeps at least one frame, even where the path squeezes it to nothing
+    let s = Math.min(Math.max(frames[2 * k]!, prevEnd), totalFrames - 1);
+    let e = Math.min(Math.max(frames[2 * k + 1]!, s + 1), totalFrames);
+    // room noise far below the word's own peak is not part of it either
+    let peak = -Infinity;
+    for (let f = s; f < e; f++) peak = Math.max(peak, energy[f]!);
+    const floor = Math.max(real.quiet, peak - EDGE_DROP);
+    [s, e] = trimToSound(energy, s, e, floor);
+    const first = k === 0, last = k === tokens.length - 1;
+    if (first || last) {
+      const [rs, re] = bounds[k]!;
+      [s, e] = cutOuterWordAtPause(energy, s, e, floor, Math.max(1, re - rs) * tempo, first, last);
+    }
+    words.push({ word: tok.word, start: s * HOP_S + EDGE_S, end: e * HOP_S + EDGE_S });
+    prevEnd = e;
+  });
+  return words;
+}
 
 export async function createDtwAligner(opts: DtwAlignerOptions = {}): Promise<Aligner & { close(): Promise<void> }> {
   const native: Native = opts.useReference ? reference : nativeAddon;
@@ -186,54 +562,7 @@ export async function createDtwAligner(opts: DtwAlignerOptions = {}): Promise<Al
     throw err;
   }
   const rate = opts.rate ?? 175;
-
-  /** Reference features for the whole text, and each token's [start, end) in reference frames. */
-  async function synthesizeReference(text: string, tokens: WordToken[], voice: string, rate: number, feat: FeatureOptions) {
-    const chunks = chunkTokens(tokens);
-    const parts: { feats: Features; energy: Float32Array; bounds: [number, number][] }[] = new Array(chunks.length);
-    let next = 0;
-    await Promise.all(
-      procs.map(async (proc) => {
-        for (let c = next++; c < chunks.length; c = next++) {
-          const toks = chunks[c]!;
-          const chunkText = text.slice(toks[0]!.start, toks[toks.length - 1]!.end);
-          const syn = await proc.synth(voice, chunkText, rate);
-          const f32 = new Float32Array(syn.pcm.length);
-          for (let i = 0; i < f32.length; i++) f32[i] = syn.pcm[i]! / 32768;
-          // (computing features straight from 22.05 kHz with mel bands capped at 8 kHz skips
-          // this resampling, the largest cost of an hour, but measured 1.4 ms worse MAE)
-          const t0 = performance.now();
-          // 16 zero crossings, not the default 32: features are capped at 8 kHz and the reference is synthetic, so the
-          // wider transition band changes nothing measurable, and this resampling was the largest cost of an hour.
-          const pcm = native.resample(f32, syn.sampleRate, RATE, REFERENCE_RESAMPLE);
-          const sr = RATE;
-          const hopS = HOP_S;
-          const { words, phonemes } = wordTimingsFromEvents(chunkText, syn);
-          splitMergedWords(words, phonemes);
-          parts[c] = {
-            feats: native.mfcc(pcm, sr, feat),
-            energy: native.frameEnergy(pcm, sr, feat),
-            bounds: words.map((w) => [Math.round(w.start / hopS), Math.round(w.end / hopS)]),
-          };
-          // main-thread share of the reference stage (the rest is waiting on the helpers)
-          opts.onStage?.('reference resampling + features (main thread, within espeak reference)', performance.now() - t0);
-        }
-      }),
-    );
-    const frames = parts.reduce((s, p) => s + p.feats.frames, 0);
-    const dims = parts[0]!.feats.dims;
-    const data = new Float32Array(frames * dims);
-    const energy = new Float32Array(frames);
-    const bounds: [number, number][] = [];
-    let off = 0;
-    for (const p of parts) {
-      data.set(p.feats.data, off * dims);
-      energy.set(p.energy, off);
-      for (const [s, e] of p.bounds) bounds.push([s + off, e + off]);
-      off += p.feats.frames;
-    }
-    return { feats: { frames, dims, data } as Features, energy, bounds };
-  }
+  const engine: ReferenceEngine = { native, procs, onStage: opts.onStage };
 
   return {
     name: 'dtw',
@@ -242,224 +571,17 @@ export async function createDtwAligner(opts: DtwAlignerOptions = {}): Promise<Al
       if (tokens.length === 0) return [];
       if (samples.length === 0) throw new SpeechInputError('cannot align text to empty audio');
       const voice = voiceForLanguage(table, language);
-      let mark = performance.now();
-      const stage = (name: string) => {
-        const now = performance.now();
-        opts.onStage?.(name, now - mark);
-        mark = now;
-      };
-      const real16k = sampleRate === RATE ? samples : native.resample(samples, sampleRate, RATE);
-      // Both signals' mel bands stop at the input's Nyquist: bands that are empty in
-      // narrow-band audio (8 kHz telephone, old recordings) but full in eSpeak's would
-      // dominate the distance.
-      const feat: FeatureOptions = { ...FEATURES, fMax: Math.min(RATE, sampleRate) / 2 };
-      const realFeats = native.mfcc(real16k, RATE, feat);
-      const realEnergy = native.frameEnergy(real16k, RATE, feat);
-      const quietThr = percentile(realEnergy, 0.02) + QUIET_OVER_FLOOR;
+      const stage = stageTimer(opts.onStage);
+      const real = realFeatures(native, samples, sampleRate);
       stage('real features');
-      // eSpeak at the reader's pace makes a straighter path. The pace: the reader's sounding
-      // (not pause) time against eSpeak's for the same text, eSpeak's measured on a sample
-      // (the first chunk, the whole text when short) and scaled by characters.
-      const sounding = (e: Float32Array, thr: number) => e.reduce((c, v) => c + (v >= thr ? 1 : 0), 0);
-      const chunks = chunkTokens(tokens);
-      const sampleTokens = chunks.length === 1 ? tokens : chunks[0]!;
-      const sample = await synthesizeReference(text, sampleTokens, voice, rate, feat);
-      const chars = (t: WordToken[]) => t[t.length - 1]!.end - t[0]!.start;
-      const predicted = (sounding(sample.energy, percentile(sample.energy, 0.02) + QUIET_OVER_FLOOR) * chars(tokens)) / chars(sampleTokens);
-      const pace = sounding(realEnergy, quietThr) / Math.max(1, predicted);
-      stage('espeak sample');
-      const paced = Math.abs(Math.log(pace)) > RATE_TOLERANCE ? Math.round(Math.min(450, Math.max(80, rate / pace))) : rate;
-      const ref = sampleTokens === tokens && paced === rate ? sample : await synthesizeReference(text, tokens, voice, paced, feat);
-      stage('espeak reference');
-
-      // Leading and trailing silence of either signal would only stretch the path's ends.
-      const realFloor = percentile(realEnergy, 0.1);
-      const realLoud = percentile(realEnergy, 0.95);
-      const realThr = realFloor + 0.15 * (realLoud - realFloor);
-      const refThr = (() => {
-        const f = percentile(ref.energy, 0.1), l = percentile(ref.energy, 0.95);
-        return f + 0.35 * (l - f);
-      })();
-      const [r0, r1] = speechRange(realEnergy, realThr, 5);
-      const [s0, s1] = speechRange(ref.energy, refThr, 5);
-
-      const a = normalise(ref.feats);
-      const b = normalise(realFeats);
-      const dims = a.dims;
-      // Pauses are where the reader and eSpeak differ most (length, and room noise against
-      // digital silence): DTW runs on both signals with every long pause cut down to its
-      // edges, and the reader's pauses are put back when the boundaries are mapped.
-      const refQuiet = percentile(ref.energy, 0.02) + QUIET_OVER_FLOOR;
-      // eSpeak's word events count a sentence's closing pause into its last word: cut each
-      // reference word to its sound, so the pause maps onto the reader's pause, not into a word
-      for (const bd of ref.bounds) {
-        while (bd[1] - bd[0] > 1 && ref.energy[bd[1] - 1]! < refQuiet) bd[1]--;
-        while (bd[1] - bd[0] > 1 && ref.energy[bd[0]]! < refQuiet) bd[0]++;
-      }
-      const refKeep = collapsePauses(ref.energy, s0, s1, refQuiet);
-      const realKeep = collapsePauses(realEnergy, r0, r1, quietThr);
-      const aSub = gather(a.data, dims, s0, refKeep);
-      const bSub = gather(b.data, dims, r0, realKeep);
-      const n = refKeep.length;
-      const m = realKeep.length;
-
-      // Coarse to fine: each level's path, upsampled, centres the next level's band.
-      // The first pass runs at the finest factor whose wide band fits the cell budget: a short
-      // clip is aligned at full resolution at once (a 320 ms coarse frame there is a word,
-      // and a wrong coarse path cannot be repaired by narrow fine bands).
-      // the first band must hold where the reader's pauses and tempo put the path off the
-      // diagonal: 20 % of the length, and at least 3 s (a few long pauses in a short clip)
-      const firstBand = (f: number) => Math.min(Math.max(Math.ceil(300 / f), Math.ceil(0.2 * Math.ceil(Math.max(n, m) / f))), 3000);
-      const all = [128, 32, 8, 2, 1];
-      const fits = (f: number) => Math.ceil(n / f) * (2 * firstBand(f) + 1) <= FIRST_PASS_CELLS;
-      const startAt = [...all.keys()].reverse().find((i) => fits(all[i]!)) ?? 0;
-      const levels = all.slice(startAt);
-      let centres: Float64Array | null = null;
-      let prevFactor = 0;
-      let path: Int32Array = new Int32Array(0);
-      for (const factor of levels) {
-        const A = decimate(aSub, n, dims, factor);
-        const B = decimate(bSub, m, dims, factor);
-        let band: DtwBand;
-        if (!centres) {
-          // the first pass only knows the overall tempo: a wide band around the diagonal
-          band = firstBand(factor);
-        } else {
-          const c = new Int32Array(A.frames);
-          const ratio = factor / prevFactor;
-          for (let i = 0; i < A.frames; i++) {
-            const x = (i + 0.5) * ratio - 0.5;
-            const lo = Math.max(0, Math.min(centres.length - 1, Math.floor(x)));
-            const hi = Math.min(centres.length - 1, lo + 1);
-            const t = Math.max(0, Math.min(1, x - lo));
-            const col = centres[lo]! * (1 - t) + centres[hi]! * t;
-            c[i] = Math.round((col + 0.5) / ratio - 0.5);
-          }
-          band = { centre: c, radius: Math.ceil(3 / ratio) + 6 };
-        }
-        const res = native.dtwBanded(A.data, B.data, dims, band);
-        stage(`dtw 1/${factor}`);
-        path = res.path;
-        centres = rowCentres(path, A.frames);
-        prevFactor = factor;
-      }
-
-      // A boundary between reference frames b-1 and b goes to the middle of where the path
-      // crosses between them: where one side's frame is held over many real frames (a pause
-      // or a drawn-out sound only one signal has) this splits the stretch instead of
-      // handing all of it to one word and squeezing the other to a frame.
-      const rowMid = rowCentres(path, n);
-      // original reference frame → its kept row (the last kept one at or before it)
-      const rowOf = new Int32Array(s1 - s0 + 1);
-      for (let i = 0, r = 0; i < rowOf.length; i++) {
-        while (r + 1 < n && refKeep[r + 1]! <= i) r++;
-        rowOf[i] = r;
-      }
-      // a (fractional) kept column → real frame; across a cut pause it interpolates, and
-      // the pause snapping below moves such a gap to the pause's edges
-      const realAt = (x: number): number => {
-        const lo = Math.max(0, Math.min(m - 1, Math.floor(x)));
-        const t = x - lo;
-        const next = lo + 1 < m ? realKeep[lo + 1]! : realKeep[lo]! + 1;
-        return r0 + realKeep[lo]! + t * (next - realKeep[lo]!);
-      };
-      const toReal = (b: number): number => {
-        const i = Math.max(1, Math.min(s1 - s0, b - s0));
-        const ra = rowOf[i - 1]!, rb = rowOf[i]!;
-        return realAt(ra === rb ? rowMid[ra]! + 0.5 : (rowMid[ra]! + rowMid[rb]!) / 2 + 0.5);
-      };
-
-      const totalFrames = realEnergy.length;
-      const silent = (f: number) => realEnergy[f]! < quietThr;
-      // reference boundaries → real frames, monotone
-      const edges: number[] = [];
-      tokens.forEach((_, k) => {
-        const [rs, re] = ref.bounds[k]!;
-        edges.push(rs - s0 <= 0 ? r0 : toReal(rs), toReal(Math.max(re, rs + 1)));
-      });
-      for (let k = 1; k < edges.length; k++) edges[k] = Math.max(edges[k]!, edges[k - 1]!);
-      const frames = edges.map((x) => Math.max(0, Math.min(totalFrames, Math.round(x))));
-
-      // Pauses the reader made: a quiet run around a word gap becomes the gap, edges at the
-      // speech offset/onset. The run is taken when the mapped gap lies in it, or when it is
-      // long (a pause, not a stop closure) and near.
-      const runAround = (lo: number, hi: number, at: number): [number, number] | null => {
-        let best: [number, number] | null = null;
-        let bestDist = Infinity;
-        for (let f = lo; f < hi; ) {
-          if (!silent(f)) { f++; continue; }
-          let g = f;
-          while (g < hi && silent(g)) g++;
-          const len = g - f;
-          const dist = at < f ? f - at : at > g ? at - g : 0;
-          if ((dist === 0 && len >= MIN_GAP) || (len >= MIN_PAUSE && dist <= PAUSE_REACH)) {
-            if (dist < bestDist) (best = [f, g]), (bestDist = dist);
-          }
-          f = g;
-        }
-        return best;
-      };
+      const ref = await synthesizeAtReadersPace(engine, text, tokens, voice, rate, real, stage);
+      const spans = alignableSpans(ref, real);
+      const path = coarseToFinePath(native, spans, stage);
+      const frames = boundariesOnRealFrames(path, spans, ref.bounds, tokens.length, real.energy.length);
       // real frames per reference frame over the speech (pauses cut from both)
-      const tempo = m / Math.max(1, n);
-      // a gap may not leave either word shorter than 40 % of what eSpeak's timing predicts
-      // (a sentence end mapped into a long pause must not hand the pause to the word before)
-      const minLen = (k: number) => Math.max(MIN_WORD, Math.round(0.4 * (ref.bounds[k]![1] - ref.bounds[k]![0]) * tempo));
-      for (let k = 0; k + 1 < tokens.length; k++) {
-        const endK = frames[2 * k + 1]!, startNext = frames[2 * k + 2]!;
-        const lo = Math.max(frames[2 * k]! + minLen(k), 0), hi = Math.min(frames[2 * k + 3]! - minLen(k + 1), totalFrames);
-        if (hi <= lo) continue;
-        const run = runAround(lo, hi, Math.round((endK + startNext) / 2));
-        if (run) (frames[2 * k + 1] = run[0]), (frames[2 * k + 2] = run[1]);
-      }
-
-      const longestQuiet = (lo: number, hi: number, thr: number): [number, number] | null => {
-        let best: [number, number] | null = null;
-        for (let f = lo; f < hi; f++) {
-          if (realEnergy[f]! >= thr) continue;
-          let g = f;
-          while (g < hi && realEnergy[g]! < thr) g++;
-          if (!best || g - f > best[1] - best[0]) best = [f, g];
-          f = g;
-        }
-        return best;
-      };
-      const words: WordTiming[] = [];
-      let prevEnd = 0;
-      tokens.forEach((tok, k) => {
-        let s = Math.max(frames[2 * k]!, prevEnd);
-        let e = frames[2 * k + 1]!;
-        // every word keeps at least one frame, even where the path squeezes it to nothing
-        s = Math.min(s, totalFrames - 1);
-        e = Math.min(Math.max(e, s + 1), totalFrames);
-        // quiet at a word's outer edges (leading/trailing silence, a pause eSpeak made
-        // and the reader did not) is not part of the word
-        // (sound = SOUND_RUN loud frames in a row, so noise blips near the threshold don't stop the trim)
-        // and room noise far below the word's own peak is not part of it either
-        let peak = -Infinity;
-        for (let f = s; f < e; f++) peak = Math.max(peak, realEnergy[f]!);
-        const floor = Math.max(quietThr, peak - EDGE_DROP);
-        const loudRun = (f: number, dir: 1 | -1) => {
-          for (let q = 0; q < SOUND_RUN; q++) if (f + dir * q < 0 || f + dir * q >= totalFrames || realEnergy[f + dir * q]! < floor) return false;
-          return true;
-        };
-        while (e - s > MIN_WORD && !loudRun(s, 1)) s++;
-        while (e - s > MIN_WORD && !loudRun(e - 1, -1)) e--;
-        // The path's ends are pinned to the ends of the sound, so the first/last word also
-        // takes in noise or a cut-off next phrase across a pause. Across a pause inside such a
-        // word, cut it there when the side next to the other words holds at least half the
-        // length eSpeak's timing predicts (sentence-final lengthening makes more unreliable).
-        if (k === 0 || k === tokens.length - 1) {
-          const [rs, re] = ref.bounds[k]!;
-          const expected = Math.max(1, re - rs) * tempo;
-          const run = longestQuiet(s + MIN_WORD, e - MIN_WORD, floor);
-          if (run && run[1] - run[0] >= MIN_PAUSE) {
-            if (k === tokens.length - 1 && run[0] - s >= expected / 2) e = run[0];
-            else if (k === 0 && e - run[1] >= expected / 2) s = run[1];
-          }
-        }
-        words.push({ word: tok.word, start: s * HOP_S + EDGE_S, end: e * HOP_S + EDGE_S });
-        prevEnd = e;
-      });
+      const tempo = spans.real.keep.length / Math.max(1, spans.ref.keep.length);
+      snapGapsToPauses(frames, real, ref.bounds, tokens.length, tempo);
+      const words = wordsFromFrames(tokens, frames, real, ref.bounds, tempo);
       stage('boundaries');
       return words;
     },

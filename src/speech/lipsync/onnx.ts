@@ -6,9 +6,9 @@ import { toolPaths } from '../../media/tools.ts';
 import type { LipsyncProvider } from './types.ts';
 import { findLipsyncModel } from './onnx/model.ts';
 import { ONNX_PRESETS, type OnnxLipsyncStats } from './onnx/generate.ts';
-import type { OnnxWorkerData } from './onnx/worker.ts';
+import type { OnnxWorkerData } from './onnx/generator-thread.ts';
 import { visemeUnavailableReason } from './viseme.ts';
-import { runGeneratorWorker } from './worker-run.ts';
+import { runGeneratorWorker } from './run-in-thread.ts';
 
 export { ONNX_PRESETS } from './onnx/generate.ts';
 
@@ -19,7 +19,7 @@ export function onnxUnavailableReason(modelsDir: string): string | null {
   return visemeUnavailableReason(modelsDir)?.replace('viseme', 'onnx') ?? null;
 }
 
-const WORKER_URL = new URL('./onnx/worker-bootstrap.mjs', import.meta.url);
+const WORKER_URL = new URL('./onnx/generator-thread-bootstrap.mjs', import.meta.url);
 
 export function createOnnxProvider(opts: { modelsDir: string; cancelGraceMs?: number; onStats?: (s: OnnxLipsyncStats) => void }): LipsyncProvider {
   const why = onnxUnavailableReason(opts.modelsDir);

@@ -3,16 +3,16 @@
 // jaw/lip opening, spectral balance → lip spread or rounding), because the GPU server's
 // /lipsync receives audio and video only; a local caller that synthesized the narration
 // may pass its phoneme timings (VisemeRequest.phonemes) instead. See viseme/generate.ts.
-// Each generation runs in its own worker thread (worker-run.ts).
+// Each generation runs in its own worker thread (run-in-thread.ts).
 import { spawnSync } from 'node:child_process';
 import { toolPaths } from '../../media/tools.ts';
 import { nativeAvailable } from '../../native/index.ts';
 import type { PhonemeTiming } from '../types.ts';
 import type { LipsyncProvider, LipsyncRequest } from './types.ts';
-import { runGeneratorWorker } from './worker-run.ts';
+import { runGeneratorWorker } from './run-in-thread.ts';
 import { checkFaceModels } from './viseme/face.ts';
 import { VISEME_PRESETS, type VisemeStats } from './viseme/generate.ts';
-import type { VisemeWorkerData } from './viseme/worker.ts';
+import type { VisemeWorkerData } from './viseme/generator-thread.ts';
 
 export { VISEME_PRESETS } from './viseme/generate.ts';
 
@@ -43,7 +43,7 @@ export function visemeUnavailableReason(modelsDir: string): string | null {
   return null;
 }
 
-const WORKER_URL = new URL('./viseme/worker-bootstrap.mjs', import.meta.url);
+const WORKER_URL = new URL('./viseme/generator-thread-bootstrap.mjs', import.meta.url);
 
 export function createVisemeProvider(opts: VisemeProviderOptions): LipsyncProvider {
   const why = visemeUnavailableReason(opts.modelsDir);

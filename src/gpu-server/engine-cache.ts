@@ -1,5 +1,6 @@
 // Per-worker cache of loaded engines keyed by (model name, device, compute type), so a
 // second request for the same model loads nothing. Concurrent first requests share one load.
+// (The engines' own model files and onnx sessions are cached below them, in speech/model-cache.ts.)
 
 export interface CacheKey {
   /** tts:piper, align:dtw, asr:whisper… */
@@ -12,7 +13,7 @@ export function cacheKeyString(k: CacheKey): string {
   return `${k.model}|${k.device}|${k.computeType}`;
 }
 
-export class ModelCache {
+export class EngineCache {
   private readonly entries = new Map<string, Promise<unknown>>();
   hits = 0;
   misses = 0;

@@ -4,4 +4,4 @@
 import { register } from 'tsx/esm/api';
 
 register();
-await import('./worker.ts');
+await import('./generator-thread.ts');

@@ -4,7 +4,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { PhonemeTiming } from '../../types.ts';
 import { LipsyncAbortedError } from '../types.ts';
-import type { GeneratorWorkerResult } from '../worker-run.ts';
+import type { GeneratorWorkerResult } from '../run-in-thread.ts';
 import { setToolPaths, type ToolPaths } from '../../../media/tools.ts';
 import { generateViseme, type VisemeSettings } from './generate.ts';
 

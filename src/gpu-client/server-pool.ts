@@ -59,25 +59,34 @@ function serverDown(err: unknown): boolean {
   return err instanceof GpuServerUnreachable || (err instanceof GpuServerError && err.status === 503);
 }
 
-export function createGpuClient(options: GpuClientOptions): GpuClient {
-  const urls = [...new Set(options.urls.map((u) => u.trim().replace(/\/+$/, '')).filter(Boolean))];
+/** The servers' base URLs: trimmed, without trailing slashes, each once; each must be http(s). */
+function serverUrls(given: string[]): string[] {
+  const urls = [...new Set(given.map((u) => u.trim().replace(/\/+$/, '')).filter(Boolean))];
   if (urls.length === 0) throw new TypeError('createGpuClient: no GPU server URL given');
   for (const u of urls) {
     if (!/^https?:\/\/[^/]/.test(u)) throw new TypeError(`createGpuClient: "${u}" is not an http(s) URL`);
   }
-  const { token, log } = options;
-  const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
-  const healthTimeoutMs = options.healthTimeoutMs ?? DEFAULT_HEALTH_TIMEOUT_MS;
-  const states: ServerState[] = urls.map((url) => ({ url, healthy: false, outstanding: 0, lastCheckedAt: null, lastError: null, health: null }));
-  const inFlightChecks = new Map<ServerState, Promise<void>>();
-  let rr = 0;
+  return urls;
+}
 
+interface HealthChecks {
+  /** Checks every server now (joining a check already under way) and returns copies of their states. */
+  checkAll(): Promise<ServerState[]>;
+  /** Resolves once the first check, started at creation, is done. */
+  firstCheckDone(): Promise<void>;
+  /** Stops the periodic checks. */
+  stop(): void;
+}
+
+/** Checks every server's /health now and then every `intervalMs`, updating `states`. */
+function startHealthChecks(states: ServerState[], o: { token?: string; log?: Logger; timeoutMs: number; intervalMs: number }): HealthChecks {
+  const inFlightChecks = new Map<ServerState, Promise<void>>();
   const checkOne = (s: ServerState): Promise<void> => {
     const running = inFlightChecks.get(s);
     if (running) return running;
     const p = (async () => {
       try {
-        const h = await health(s.url, { timeoutMs: healthTimeoutMs, token });
+        const h = await health(s.url, { timeoutMs: o.timeoutMs, token: o.token });
         s.health = h;
         s.healthy = h.status === 'ok';
         s.lastError = s.healthy ? null : `GET /health status "${h.status}"`;
@@ -85,7 +94,7 @@ export function createGpuClient(options: GpuClientOptions): GpuClient {
         s.healthy = false;
         s.lastError = (err as Error).message;
       }
-      if (!s.healthy) log?.warn({ serverUrl: s.url, err: s.lastError }, 'GPU server unhealthy; skipping it until it recovers');
+      if (!s.healthy) o.log?.warn({ serverUrl: s.url, err: s.lastError }, 'GPU server unhealthy; skipping it until it recovers');
       s.lastCheckedAt = Date.now();
     })().finally(() => inFlightChecks.delete(s));
     inFlightChecks.set(s, p);
@@ -94,9 +103,23 @@ export function createGpuClient(options: GpuClientOptions): GpuClient {
   const checkAll = () => Promise.all(states.map(checkOne)).then(() => states.map((s) => ({ ...s })));
 
   let initial: Promise<unknown> | null = checkAll();
-  const timer = setInterval(() => void checkAll(), options.healthIntervalMs ?? 10_000);
+  const timer = setInterval(() => void checkAll(), o.intervalMs);
   timer.unref();
+  return {
+    checkAll,
+    async firstCheckDone() {
+      if (initial) await initial;
+      initial = null;
+    },
+    stop: () => clearInterval(timer),
+  };
+}
 
+type PickServer = (exclude: Set<ServerState>, request: string) => Promise<ServerState>;
+
+/** Picks the healthy server with the least outstanding work, not in `exclude`; re-checks all when none looks healthy. */
+function serverPicker(states: ServerState[], checks: HealthChecks): PickServer {
+  let rr = 0;
   function leastOutstanding(exclude: Set<ServerState>): ServerState | null {
     let best: ServerState | null = null;
     // Start the scan after the last pick so ties rotate instead of piling onto the first server.
@@ -109,27 +132,30 @@ export function createGpuClient(options: GpuClientOptions): GpuClient {
     return best;
   }
 
-  async function pick(exclude: Set<ServerState>, request: string): Promise<ServerState> {
-    if (initial) await initial;
-    initial = null;
+  return async (exclude, request) => {
+    await checks.firstCheckDone();
     let s = leastOutstanding(exclude);
     if (!s) {
       // Every server looked down at the last check; one may have come back since.
-      await checkAll();
+      await checks.checkAll();
       s = leastOutstanding(exclude);
     }
     if (!s) {
       const why = states.map((x) => `${x.url}: ${x.lastError ?? (exclude.has(x) ? 'failed this request' : 'unhealthy')}`).join('; ');
-      throw new GpuServerUnreachable(urls.join(','), request, `no healthy GPU server (${why})`);
+      throw new GpuServerUnreachable(states.map((x) => x.url).join(','), request, `no healthy GPU server (${why})`);
     }
     return s;
-  }
+  };
+}
 
-  /**
-   * Runs `fn` on the least-loaded healthy server; when that server turns out to be down
-   * before it took the work (`retryable` says so), marks it unhealthy and tries another.
-   */
-  async function dispatch<T>(request: string, fn: (s: ServerState) => Promise<T>, retryable: (err: unknown) => boolean): Promise<T> {
+type Dispatch = <T>(request: string, fn: (s: ServerState) => Promise<T>, retryable: (err: unknown) => boolean) => Promise<T>;
+
+/**
+ * Runs `fn` on the least-loaded healthy server; when that server turns out to be down
+ * before it took the work (`retryable` says so), marks it unhealthy and tries another.
+ */
+function dispatcher(states: ServerState[], pick: PickServer, log?: Logger): Dispatch {
+  return async (request, fn, retryable) => {
     const tried = new Set<ServerState>();
     for (;;) {
       const s = await pick(tried, request);
@@ -147,8 +173,42 @@ export function createGpuClient(options: GpuClientOptions): GpuClient {
         s.outstanding--;
       }
     }
-  }
+  };
+}
 
+/** A lip-sync job on one server: tried elsewhere only until a server has accepted it; then its failures are the job's. */
+function lipsyncOnOneServer(dispatch: Dispatch, token: string | undefined, o: PoolLipsyncOptions): Promise<LipsyncResult & { serverUrl: string }> {
+  let accepted = false;
+  return dispatch(
+    'POST /lipsync',
+    async (s) => {
+      const r = await generateLipsync({
+        ...o,
+        serverUrl: s.url,
+        token,
+        onAccepted: (id) => {
+          accepted = true;
+          o.onAccepted?.(id);
+        },
+      });
+      return { ...r, serverUrl: s.url };
+    },
+    () => !accepted,
+  );
+}
+
+export function createGpuClient(options: GpuClientOptions): GpuClient {
+  const urls = serverUrls(options.urls);
+  const { token, log } = options;
+  const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  const states: ServerState[] = urls.map((url) => ({ url, healthy: false, outstanding: 0, lastCheckedAt: null, lastError: null, health: null }));
+  const checks = startHealthChecks(states, {
+    token,
+    log,
+    timeoutMs: options.healthTimeoutMs ?? DEFAULT_HEALTH_TIMEOUT_MS,
+    intervalMs: options.healthIntervalMs ?? 10_000,
+  });
+  const dispatch = dispatcher(states, serverPicker(states, checks), log);
   const always = () => true;
 
   return {
@@ -158,28 +218,9 @@ export function createGpuClient(options: GpuClientOptions): GpuClient {
       dispatch('POST /synthesize', (s) => synthesize(text, { ...o, serverUrl: s.url, token, timeoutMs: o.timeoutMs ?? requestTimeoutMs }), always),
     transcribe: (audio, language, o = {}) =>
       dispatch('POST /transcribe', (s) => transcribe(audio, language, { serverUrl: s.url, token, timeoutMs: o.timeoutMs ?? requestTimeoutMs }), always),
-    generateLipsync: (o) => {
-      let accepted = false;
-      return dispatch(
-        'POST /lipsync',
-        async (s) => {
-          const r = await generateLipsync({
-            ...o,
-            serverUrl: s.url,
-            token,
-            onAccepted: (id) => {
-              accepted = true;
-              o.onAccepted?.(id);
-            },
-          });
-          return { ...r, serverUrl: s.url };
-        },
-        // Once a server has accepted the job it stays there: its failures are the job's.
-        () => !accepted,
-      );
-    },
-    checkHealth: checkAll,
+    generateLipsync: (o) => lipsyncOnOneServer(dispatch, token, o),
+    checkHealth: checks.checkAll,
     servers: () => states.map((s) => ({ ...s })),
-    close: () => clearInterval(timer),
+    close: checks.stop,
   };
 }

@@ -1,15 +1,15 @@
-// Pool worker: holds this thread's engines in a model cache and runs one task at a time,
+// One thread of the GPU server's piscina pool: holds this thread's engines in an engine cache and runs one task at a time,
 // so every model call happens off the server's event loop.
 import { threadId, workerData } from 'node:worker_threads';
 import { toWire } from '../core/errors.ts';
 import { SpeechInputError, type Aligner, type Transcriber, type TtsBackend } from '../speech/types.ts';
 import type { TtsBackendOptions } from '../speech/tts/registry.ts';
 import { contentTypeFor, encodeAudio } from './audio-format.ts';
-import { ModelCache } from './model-cache.ts';
+import { EngineCache } from './engine-cache.ts';
 import type { BackendSpec, Task, TaskResult, TaskStats, WorkerData } from './tasks.ts';
 
 const data = workerData as WorkerData;
-const cache = new ModelCache();
+const cache = new EngineCache();
 
 async function loadBackend(spec: BackendSpec): Promise<TtsBackend> {
   // intraOpThreads and maxBatch (sentences per session run) are read by onnxruntime backends (piper) and ignored by the rest.
@@ -105,7 +105,7 @@ async function run(task: Task): Promise<TaskResult> {
       const model = `asr:${task.transcriber}`;
       const t0 = performance.now();
       const r = await cache.get({ model, device: data.device, computeType: data.computeType }, async () => {
-        const { createTranscriber } = await import('../speech/asr/registry.ts');
+        const { createTranscriber } = await import('../speech/asr/transcribers.ts');
         return createTranscriber(task.transcriber, { modelsDir: data.modelsDir, device: data.device });
       });
       const loadMs = r.hit ? 0 : performance.now() - t0;

@@ -27,7 +27,7 @@ interface ChunkAudio {
 }
 
 /** Chunks in flight: the speech service's own figure (a GPU server's max_batch × servers), else 2. */
-export async function narrate(ctx: PipelineContext, chunks: string[], concurrency = ctx.speech.concurrency ?? 2): Promise<Narration> {
+export async function synthesizeChunks(ctx: PipelineContext, chunks: string[], concurrency = ctx.speech.concurrency ?? 2): Promise<Narration> {
   const { speech, input } = ctx;
   const cacheDir = path.join(ctx.cacheDir, 'tts');
   await fs.promises.mkdir(cacheDir, { recursive: true });

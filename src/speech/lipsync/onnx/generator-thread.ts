@@ -2,7 +2,7 @@
 // must not hold the GPU server's event loop). cancel[0] = 1 stops it at the next frame batch.
 import { parentPort, workerData } from 'node:worker_threads';
 import { LipsyncAbortedError } from '../types.ts';
-import type { GeneratorWorkerResult } from '../worker-run.ts';
+import type { GeneratorWorkerResult } from '../run-in-thread.ts';
 import { setToolPaths, type ToolPaths } from '../../../media/tools.ts';
 import { generateOnnxLipsync, type OnnxLipsyncJob, type OnnxLipsyncStats } from './generate.ts';
 

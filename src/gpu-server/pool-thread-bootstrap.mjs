@@ -4,5 +4,5 @@
 import { register } from 'tsx/esm/api';
 
 register();
-const mod = await import('./worker.ts');
+const mod = await import('./pool-thread.ts');
 export default mod.default;
