@@ -17,7 +17,7 @@ import path from 'node:path';
 import { decodeAudio, ffmpegInput } from '../src/media/ffmpeg.ts';
 import { resample } from '../src/native/index.ts';
 import { alignRecording, type RecordingAlignment } from '../src/speech/align/long/recording.ts';
-import { createAligner } from '../src/speech/align/registry.ts';
+import { createAligner } from '../src/speech/align/aligners.ts';
 import { createLocalSpeech } from '../src/speech/local.ts';
 import { tokenizeWords } from '../src/speech/words.ts';
 import { skipQuick } from './quick.ts';

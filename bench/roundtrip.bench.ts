@@ -7,7 +7,7 @@ import path from 'node:path';
 import { decodeAudio } from '../src/media/ffmpeg.ts';
 import { createTranscriber } from '../src/speech/asr/transcribers.ts';
 import { wordErrorRate } from '../src/speech/asr/wer.ts';
-import { TTS_BACKENDS, createTtsBackend } from '../src/speech/tts/registry.ts';
+import { TTS_BACKENDS, createTtsBackend } from '../src/speech/tts/backends.ts';
 import { QUICK } from './quick.ts';
 
 const SPEECH = path.resolve('test/fixtures/speech');

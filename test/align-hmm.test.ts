@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAligner, autoAlignerFor, type ClosableAligner } from '../src/speech/align/registry.ts';
+import { createAligner, autoAlignerFor, type ClosableAligner } from '../src/speech/align/aligners.ts';
 import { modelFor } from '../src/speech/align/acoustic-models.ts';
 import { ipaToPhones } from '../src/speech/align/phones.ts';
 import { SpeechInputError } from '../src/speech/types.ts';

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAligner, type ClosableAligner } from '../src/speech/align/registry.ts';
+import { createAligner, type ClosableAligner } from '../src/speech/align/aligners.ts';
 import { MissingModelError, SpeechInputError } from '../src/speech/types.ts';
 import { tokenizeWords } from '../src/speech/words.ts';
 import { decodeWav } from '../src/media/wav.ts';

@@ -7,7 +7,7 @@ import { resample } from '../src/native/index.ts';
 import { TRANSCRIBERS, createTranscriber } from '../src/speech/asr/transcribers.ts';
 import { normalizeForWer, wordErrorRate } from '../src/speech/asr/wer.ts';
 import { whisperMelFilters } from '../src/speech/asr/whisper.ts';
-import { createTtsBackend } from '../src/speech/tts/registry.ts';
+import { createTtsBackend } from '../src/speech/tts/backends.ts';
 import { MissingModelError, SpeechInputError } from '../src/speech/types.ts';
 
 const SPEECH = path.resolve('test/fixtures/speech');

@@ -53,7 +53,7 @@ describe('Piper phoneme durations (en_US-joe-medium)', () => {
 describe('Piper word timings in synthesize() (en_US-joe-medium, real model)', () => {
   it('gives one word per source token, in order, inside the audio, and agrees with the hmm aligner', async () => {
     const { createPiperBackend } = await import('../src/speech/tts/piper.ts');
-    const { createAligner } = await import('../src/speech/align/registry.ts');
+    const { createAligner } = await import('../src/speech/align/aligners.ts');
     const { tokenizeWords } = await import('../src/speech/words.ts');
     const tts = await createPiperBackend({ modelsDir: path.resolve('models'), device: 'cpu' });
     // Two sentences (joined with Piper's sentence silence) and eSpeak's merged "of the" / "in the".

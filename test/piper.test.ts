@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createPiperBackend, speechEnd } from '../src/speech/tts/piper.ts';
 import { phonemesToIds } from '../src/speech/tts/piper/ids.ts';
 import { readVoiceConfig } from '../src/speech/tts/piper/voices.ts';
-import { createTtsBackend } from '../src/speech/tts/registry.ts';
+import { createTtsBackend } from '../src/speech/tts/backends.ts';
 import { MissingModelError, SpeechInputError } from '../src/speech/types.ts';
 
 const MODELS = path.resolve('models');

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ffmpeg, ffprobe } from '../src/media/ffmpeg.ts';
 import { alignRecording, RecordingAlignmentStopped, RecordingInputError, RecordingMismatchError, type RecordingAlignment, type RecordingProgress } from '../src/speech/align/long/recording.ts';
-import { createAligner, type ClosableAligner } from '../src/speech/align/registry.ts';
+import { createAligner, type ClosableAligner } from '../src/speech/align/aligners.ts';
 import { createLocalSpeech, type Speech } from '../src/speech/local.ts';
 import { SpeechInputError } from '../src/speech/types.ts';
 import { tokenizeWords } from '../src/speech/words.ts';

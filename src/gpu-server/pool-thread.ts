@@ -3,7 +3,7 @@
 import { threadId, workerData } from 'node:worker_threads';
 import { toWire } from '../core/errors.ts';
 import { SpeechInputError, type Aligner, type Transcriber, type TtsBackend } from '../speech/types.ts';
-import type { TtsBackendOptions } from '../speech/tts/registry.ts';
+import type { TtsBackendOptions } from '../speech/tts/backends.ts';
 import { contentTypeFor, encodeAudio } from './audio-format.ts';
 import { EngineCache } from './engine-cache.ts';
 import type { BackendSpec, Task, TaskResult, TaskStats, WorkerData } from './tasks.ts';
@@ -24,7 +24,7 @@ async function loadBackend(spec: BackendSpec): Promise<TtsBackend> {
     const mod = (await import(spec.module)) as { createBackend(o: TtsBackendOptions): Promise<TtsBackend> };
     return mod.createBackend(opts);
   }
-  const { createTtsBackend } = await import('../speech/tts/registry.ts');
+  const { createTtsBackend } = await import('../speech/tts/backends.ts');
   return createTtsBackend(spec.name, opts);
 }
 
@@ -93,7 +93,7 @@ async function run(task: Task): Promise<TaskResult> {
       const model = `align:${task.aligner}`;
       const t0 = performance.now();
       const r = await cache.get({ model, device: data.device, computeType: data.computeType }, async () => {
-        const { createAligner } = await import('../speech/align/registry.ts');
+        const { createAligner } = await import('../speech/align/aligners.ts');
         return createAligner(task.aligner, { modelsDir: data.modelsDir, device: data.device });
       });
       const loadMs = r.hit ? 0 : performance.now() - t0;

@@ -25,7 +25,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ServerSecurity } from '../security/tokens.ts';
 import { invalid, LecternError, notReady, overloaded } from '../core/errors.ts';
 import type { Logger } from '../log.ts';
-import { ALIGNERS, alignerCoverage } from '../speech/align/registry.ts';
+import { ALIGNERS, alignerCoverage } from '../speech/align/aligners.ts';
 import { createLipsyncProvider, installedLipsyncProviders, lipsyncUnavailableReason, type LipsyncProviderOptions } from '../speech/lipsync/providers.ts';
 import type { LipsyncProvider } from '../speech/lipsync/types.ts';
 import type { SynthesisRequest, WordTiming } from '../speech/types.ts';
@@ -300,7 +300,7 @@ export function createGpuRuntime(config: GpuServerSettings, log: Logger): GpuRun
 
   // Align/transcribe engines load lazily in the workers; advertise them when their registry is installed.
   const hasRegistry = (rel: string) => existsSync(new URL(rel, import.meta.url));
-  const canAlign = hasRegistry('../speech/align/registry.ts');
+  const canAlign = hasRegistry('../speech/align/aligners.ts');
   const canTranscribe = hasRegistry('../speech/asr/transcribers.ts');
 
   const runtime: GpuRuntimeControl = {

@@ -5,7 +5,7 @@ import type { Language, SynthesisRequest, WordTiming } from '../speech/types.ts'
 export interface BackendSpec {
   /** Registry name (espeak, piper) or the name an extra backend module registers under. */
   name: string;
-  /** file:// URL of a module exporting `createBackend(opts)`; absent → src/speech/tts/registry.ts. */
+  /** file:// URL of a module exporting `createBackend(opts)`; absent → src/speech/tts/backends.ts. */
   module?: string;
   voice?: string | null;
 }

@@ -10,7 +10,7 @@ import { withRequestId } from '../request-context.ts';
 import { fillOptions } from '../pipelines/options.ts';
 import type { JobResult } from '../pipelines/result.ts';
 import { JobCancelled, type PipelineContext, type PipelineInput, type RecordingFile } from '../pipelines/types.ts';
-import { createAligner, type ClosableAligner } from '../speech/align/registry.ts';
+import { createAligner, type ClosableAligner } from '../speech/align/aligners.ts';
 import { createGpuClient } from '../gpu-client/index.ts';
 import { createPresenterGenerator, type PresenterHandle, type PresenterSettings } from '../pipelines/presenter.ts';
 import { createLocalSpeech, type Speech } from '../speech/local.ts';

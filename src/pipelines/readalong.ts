@@ -17,7 +17,7 @@ import { OUTPUT_FILES } from '../core/output-files.ts';
 import { readDocument, sourceWords, type SourceWord } from '../documents/model.ts';
 import { ffmpeg } from '../media/ffmpeg.ts';
 import { alignRecording, RecordingAlignmentStopped, type RecordingAlignment } from '../speech/align/long/recording.ts';
-import { createAligner, type ClosableAligner } from '../speech/align/registry.ts';
+import { createAligner, type ClosableAligner } from '../speech/align/aligners.ts';
 import type { Aligner } from '../speech/types.ts';
 import { writeFileAtomic } from '../storage.ts';
 import { chapterMarks } from './audio.ts';

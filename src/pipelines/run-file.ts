@@ -12,7 +12,7 @@ import { fillOptions, PIPELINE_TYPES, type PipelineType } from './options.ts';
 import type { RecordingFile } from './types.ts';
 import { probeRecordingFile } from '../speech/align/long/audio.ts';
 import { RECORDING_LANGUAGES, recordingLanguageSupported } from '../speech/align/long/languages.ts';
-import { createAligner, type ClosableAligner } from '../speech/align/registry.ts';
+import { createAligner, type ClosableAligner } from '../speech/align/aligners.ts';
 import { defaultFormat, isOutputOf, loadPipeline, pipelineAccepts } from './catalogue.ts';
 
 export interface RunFileOptions {

@@ -6,9 +6,9 @@
 // (the Piper voice installed for it, else eSpeak NG), a bundled voice its own engine. A chunk
 // whose engine gave no word timings (Piper, where its phoneme words could not be matched to
 // the text) is aligned locally with the configured aligner (LECTERN_ALIGNER, default auto).
-import { ALIGNERS, createAligner, UnknownAlignerError, type ClosableAligner } from './align/registry.ts';
+import { ALIGNERS, createAligner, UnknownAlignerError, type ClosableAligner } from './align/aligners.ts';
 import type { SynthesisOutput, SynthesisRequest, TtsBackend } from './types.ts';
-import { createTtsBackend, type TtsBackendOptions } from './tts/registry.ts';
+import { createTtsBackend, type TtsBackendOptions } from './tts/backends.ts';
 import { engineWordsOrAligned } from './word-timings.ts';
 
 export interface Speech {

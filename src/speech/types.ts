@@ -38,7 +38,7 @@ export interface SynthesisOutput {
   phonemes?: PhonemeTiming[];
 }
 
-/** What a TTS engine is created with (tts/registry.ts picks the engine by name). */
+/** What a TTS engine is created with (tts/backends.ts picks the engine by name). */
 export interface TtsBackendOptions {
   modelsDir: string;
   device: 'cpu' | 'cuda';

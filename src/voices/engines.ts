@@ -3,7 +3,7 @@
 // started backend per engine for samples and previews.
 import { buildVoiceTable, EspeakProcess, toBcp47, voiceForLanguage, type VoiceTable } from '../speech/tts/espeak.ts';
 import { listPiperVoices, readVoiceConfig, voiceLanguage } from '../speech/tts/piper/voices.ts';
-import { createTtsBackend } from '../speech/tts/registry.ts';
+import { createTtsBackend } from '../speech/tts/backends.ts';
 import type { Language, TtsBackend } from '../speech/types.ts';
 
 import type { LocalEngine } from '../speech/local.ts';

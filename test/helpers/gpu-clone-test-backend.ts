@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { decodeWav } from '../../src/media/wav.ts';
-import type { TtsBackendOptions } from '../../src/speech/tts/registry.ts';
+import type { TtsBackendOptions } from '../../src/speech/tts/backends.ts';
 import { SpeechInputError, type SynthesisOutput, type SynthesisRequest, type TtsBackend } from '../../src/speech/types.ts';
 
 export const RECEIVED_FILE = 'clone-received.jsonl';

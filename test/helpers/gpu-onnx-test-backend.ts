@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import ort from 'onnxruntime-node';
-import type { TtsBackendOptions } from '../../src/speech/tts/registry.ts';
+import type { TtsBackendOptions } from '../../src/speech/tts/backends.ts';
 import { MissingModelError, type SynthesisOutput, type SynthesisRequest, type TtsBackend } from '../../src/speech/types.ts';
 import { tokenizeWords } from '../../src/speech/words.ts';
 
