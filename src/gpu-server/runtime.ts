@@ -298,11 +298,6 @@ export function createGpuRuntime(config: GpuServerSettings, log: Logger): GpuRun
     }
   }
 
-  // Align/transcribe engines load lazily in the workers; advertise them when their registry is installed.
-  const hasRegistry = (rel: string) => existsSync(new URL(rel, import.meta.url));
-  const canAlign = hasRegistry('../speech/align/aligners.ts');
-  const canTranscribe = hasRegistry('../speech/asr/transcribers.ts');
-
   const runtime: GpuRuntimeControl = {
     config,
     log,
@@ -340,9 +335,8 @@ export function createGpuRuntime(config: GpuServerSettings, log: Logger): GpuRun
     metrics,
     capabilities() {
       if (!info) return [];
-      const caps = ['synthesize'];
-      if (canTranscribe) caps.push('transcribe');
-      if (canAlign) caps.push('align');
+      // Align and transcribe engines load lazily in the pool threads, on first use.
+      const caps = ['synthesize', 'transcribe', 'align'];
       if (lipsyncDefault) caps.push('lipsync');
       return caps;
     },
