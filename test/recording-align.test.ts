@@ -128,6 +128,16 @@ describe('long recordings: a messy audiobook aligned to its book', () => {
     }
   }, 180_000);
 
+  it('times a segment the aligner finds no path through with the fallback aligner, and counts it (an aligner that refuses every segment stands in for an HMM losing its beam)', async () => {
+    const refusing = { name: 'refuses', align: async () => Promise.reject(new SpeechInputError('no alignment of the text to the audio')) };
+    await expect(alignRecording({ files: book.files, words: book.words, language: 'en-US', aligner: refusing })).rejects.toThrow(SpeechInputError);
+    const r = await alignRecording({ files: book.files, words: book.words, language: 'en-US', aligner: refusing, fallbackAligner: aligner });
+    expect(r.coverage.segments).toBeGreaterThan(0);
+    expect(r.coverage.segmentsFallback).toBe(r.coverage.segments);
+    expect(r.words.map((w) => w !== null)).toEqual(result.words.map((w) => w !== null));
+    expect(result.coverage.segmentsFallback).toBe(0);
+  }, 180_000);
+
   it('stops when asked, between steps, and when the signal aborts', async () => {
     let calls = 0;
     await expect(alignRecording({ files: book.files, words: book.words, language: 'en-US', aligner, shouldStop: async () => ++calls > 2 })).rejects.toThrow(RecordingAlignmentStopped);

@@ -112,6 +112,12 @@ async function alignCached(ctx: PipelineContext, recording: RecordingFile[], wor
   }
   let own: ClosableAligner | null = null;
   const aligner: Aligner = ctx.aligner ? await ctx.aligner() : (own = await createAligner('auto', { modelsDir: 'models', device: 'cpu' }));
+  // dtw for segments the main aligner finds no path through (made only if one needs it)
+  const fallback: { made: Promise<ClosableAligner> | null } = { made: null };
+  const fallbackAligner: Aligner = {
+    name: 'dtw',
+    align: async (...args) => (await (fallback.made ??= createAligner('dtw', { modelsDir: 'models', device: 'cpu' }))).align(...args),
+  };
   const workDir = path.join(ctx.outputDir, '.recording');
   await fs.promises.mkdir(workDir, { recursive: true });
   try {
@@ -120,6 +126,7 @@ async function alignCached(ctx: PipelineContext, recording: RecordingFile[], wor
       words,
       language: ctx.input.language,
       aligner,
+      fallbackAligner,
       workDir,
       signal: ctx.signal,
       shouldStop: () => ctx.cancelled(),
@@ -133,6 +140,7 @@ async function alignCached(ctx: PipelineContext, recording: RecordingFile[], wor
     throw err;
   } finally {
     await own?.close();
+    if (fallback.made) await (await fallback.made.catch(() => null))?.close();
     await fs.promises.rm(workDir, { recursive: true, force: true });
   }
 }

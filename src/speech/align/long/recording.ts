@@ -113,6 +113,10 @@ export interface RecordingCoverage {
   heardPerMinute: number;
   /** Share of the audio the recogniser decoded to locate the text. */
   decodedShare: number;
+  /** Segments handed to the per-segment aligner. */
+  segments: number;
+  /** Of those, segments the aligner found no path through, timed by `fallbackAligner` instead. */
+  segmentsFallback: number;
 }
 
 export interface RecordingAlignment {
@@ -139,6 +143,12 @@ export interface AlignRecordingOptions {
   language: string;
   /** Times the words inside each matched segment (from createAligner). */
   aligner: Aligner;
+  /**
+   * Times a segment `aligner` finds no path through (an HMM's beam can lose a long, noisy or
+   * narrow-band stretch; `dtw` always returns a path). Counted in coverage.segmentsFallback.
+   * Absent: such a segment fails the alignment.
+   */
+  fallbackAligner?: Aligner;
   onProgress?: (p: RecordingProgress) => void;
   /** Checked between steps: resolve true to stop (→ RecordingAlignmentStopped). */
   shouldStop?: () => Promise<boolean>;
@@ -496,6 +506,7 @@ export async function alignRecording(opts: AlignRecordingOptions): Promise<Recor
 
     const words: (TimedWord | null)[] = opts.words.map(() => null);
     let doneSegs = 0;
+    let segmentsFallback = 0;
     opts.onProgress?.({ phase: 'align', done: 0, total: segments.length });
     for (const s of segments) {
       await stop();
@@ -505,7 +516,15 @@ export async function alignRecording(opts: AlignRecordingOptions): Promise<Recor
       // narrow-band sources go to the aligner at their own rate, so that it compares only the
       // bands they have (upsampled to 16 kHz they would look silent above 4 kHz)
       const rate = Math.min(RATE, f.decoded.sourceRate);
-      const timed = await opts.aligner.align(rate === RATE ? samples : resample(samples, RATE, rate), rate, text, opts.language);
+      const audio = rate === RATE ? samples : resample(samples, RATE, rate);
+      let timed;
+      try {
+        timed = await opts.aligner.align(audio, rate, text, opts.language);
+      } catch (e) {
+        if (!(e instanceof SpeechInputError) || !opts.fallbackAligner) throw e;
+        timed = await opts.fallbackAligner.align(audio, rate, text, opts.language);
+        segmentsFallback++;
+      }
       const off = offsets.get(s.file)!;
       timed.forEach((w, k) => {
         const start = s.start + w.start, end = s.start + w.end;
@@ -549,6 +568,8 @@ export async function alignRecording(opts: AlignRecordingOptions): Promise<Recor
         heardMatched,
         heardPerMinute: perMinute,
         decodedShare: decodedSeconds / Math.max(1e-9, totalSeconds),
+        segments: segments.length,
+        segmentsFallback,
       },
     };
   } finally {
