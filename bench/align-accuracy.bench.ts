@@ -30,7 +30,8 @@ if (!existsSync(path.join(PIPER_EXACT_DIR, 'refs.json')) || !existsSync(path.joi
   skipQuick('needs bench/.cache/piper-exact and echogarden in bench/.peers (made by a first full run: node --import tsx bench/align-accuracy.bench.ts quick)');
 }
 const quick = process.argv.includes('quick') || process.env.BENCH_QUICK === '1';
-// `ideas`: also the variants tried and not adopted (4 decodes at 0/2.5/5/7.5 ms offsets averaged; 5 ms frames)
+// `ideas`: also the variants tried and not adopted (4 decodes at 0/2.5/5/7.5 ms offsets averaged; 5 ms frames),
+// and bench/align-ideas.ts: edges split into pause / running speech, phone-class offsets, decoder settings
 const ideas = process.argv.includes('ideas');
 const root = path.join(import.meta.dirname, '..');
 const speechDir = path.join(root, 'test', 'fixtures', 'speech');
@@ -196,6 +197,10 @@ console.log(`\nhmm per call on a ${(one.samples.length / one.sampleRate).toFixed
   await hmm.align(joined, rate, parts.map((p) => p.text).join(' '), 'en-US');
   const took = (performance.now() - t1) / 1000;
   console.log(`hmm on one ${secs.toFixed(0)} s segment: ${took.toFixed(2)} s (RTF ${(took / secs).toFixed(3)})`);
+}
+if (ideas) {
+  const { runIdeas } = await import('./align-ideas.ts');
+  await runIdeas(Object.fromEntries(Object.entries(sets).filter(([k]) => !k.startsWith('fixtures'))));
 }
 await Promise.all([hmm.close(), hmmRaw.close(), dtw.close()]);
 process.exit(0); // the shared eSpeak helper used for the Piper set would keep the process alive

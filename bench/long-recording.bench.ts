@@ -17,7 +17,7 @@ import path from 'node:path';
 import { decodeAudio, ffmpegInput } from '../src/media/ffmpeg.ts';
 import { resample } from '../src/native/index.ts';
 import { alignRecording, type RecordingAlignment } from '../src/speech/align/long/recording.ts';
-import { createAligner } from '../src/speech/align/aligners.ts';
+import { createAligner, defaultAlignerThreads } from '../src/speech/align/aligners.ts';
 import { createLocalSpeech } from '../src/speech/local.ts';
 import { tokenizeWords } from '../src/speech/words.ts';
 import { skipQuick } from './quick.ts';
@@ -27,7 +27,9 @@ const args = process.argv.slice(2);
 const quick = args.includes('quick') || process.env.BENCH_QUICK === '1';
 if (!fs.existsSync(IVR_DIR) || !fs.existsSync('/usr/share/doc/asterisk-core-sounds-en/core-sounds-en.txt.gz')) skipQuick('needs the Debian packages asterisk-core-sounds-en-wav and asterisk-core-sounds-en (not installed by scripts/setup.sh)');
 const alignerName = args[args.indexOf('--aligner') + 1] && args.includes('--aligner') ? args[args.indexOf('--aligner') + 1]! : 'dtw';
-const minutes = quick ? 3 : Number(args.find((a) => /^\d+(\.\d+)?$/.test(a)) ?? 60);
+// worker threads of the per-segment aligner (as the read-along pipeline makes it); --threads 1: in the main thread
+const threads = args.includes('--threads') ? Number(args[args.indexOf('--threads') + 1]) : defaultAlignerThreads();
+const minutes = quick ? 3 : Number(args.find((a, i) => /^\d+(\.\d+)?$/.test(a) && args[i - 1] !== '--threads') ?? 60);
 const DIR = path.join(os.tmpdir(), `lectern-bench-long8k-${minutes}`);
 /** The prompts are 8 kHz recordings: the whole hour is made at 8 kHz so that its bandwidth is one (as in any real recording). */
 const RATE = 8000;
@@ -62,8 +64,9 @@ async function writeMp3(samples: Float32Array, out: string) {
 async function buildHour(): Promise<void> {
   fs.mkdirSync(DIR, { recursive: true });
   const units = [...librivoxClips(), ...(await ivrPrompts())];
+  // decoded when first used: a short (quick) build needs a few dozen of the 570 prompts, not all
   const audio = new Map<string, Float32Array>();
-  for (const u of units) audio.set(u.file!, await decodeAudio(u.file!, RATE));
+  const decoded = async (file: string) => audio.get(file) ?? audio.set(file, await decodeAudio(file, RATE)).get(file)!;
   const rand = rng(7);
   const speeds = [1, 1.1, 0.9, 1.05, 0.95];
   const target = minutes * 60 * RATE;
@@ -77,7 +80,7 @@ async function buildHour(): Promise<void> {
       if (total >= target) break;
       let ch = chapters.at(-1)!;
       if (ch.length >= chapterLen) chapters.push((ch = { parts: [], length: 0, units: [] }));
-      const x = audio.get(u.file!)!;
+      const x = await decoded(u.file!);
       const y = speed === 1 ? x : resample(x, Math.round(RATE * speed), RATE);
       ch.units.push({ unit: u, at: ch.length / RATE, speed });
       ch.parts.push(y, gap);
@@ -145,7 +148,7 @@ function cpuSeconds(): number {
   return (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / 100;
 }
 
-let aligner = await createAligner(alignerName, { modelsDir: 'models', device: 'cpu' });
+let aligner = await createAligner(alignerName, { modelsDir: 'models', device: 'cpu', threads });
 // as the read-along pipeline does: dtw for a segment the chosen aligner finds no path through
 const fallbackAligner = await createAligner('dtw', { modelsDir: 'models', device: 'cpu' });
 const cpu0 = cpuSeconds();
@@ -168,9 +171,9 @@ const longSecs = (performance.now() - t0) / 1000;
 const peak = process.resourceUsage().maxRSS / 1024;
 await aligner.close(); // its eSpeak helpers' CPU time counts once they have exited
 const longCpu = cpuSeconds() - cpu0;
-aligner = await createAligner(alignerName, { modelsDir: 'models', device: 'cpu' });
+aligner = await createAligner(alignerName, { modelsDir: 'models', device: 'cpu', threads });
 const s = score(res, hour.refs);
-console.log(`${(hour.seconds / 60).toFixed(1)} min of real speech in ${hour.files.length} MP3 files (shuffled), ${hour.words.length} words, aligner ${alignerName}, ${os.availableParallelism()} cores, load ${os.loadavg()[0]!.toFixed(1)}:`);
+console.log(`${(hour.seconds / 60).toFixed(1)} min of real speech in ${hour.files.length} MP3 files (shuffled), ${hour.words.length} words, aligner ${alignerName} in ${threads} thread(s), ${os.availableParallelism()} cores, load ${os.loadavg()[0]!.toFixed(1)}:`);
 console.log(`  long-recording alignment: ${longSecs.toFixed(1)} s wall, ${longCpu.toFixed(1)} s CPU in all processes (goal <= 60 s wall for an hour on 2 cores), peak RSS ${peak.toFixed(0)} MiB (goal <= 1024; ${(rssBefore / 2 ** 20).toFixed(0)} MiB before; recogniser processes ~30 MiB each besides)`);
 console.log(`  phases: ${[...phases].map(([k, v]) => `${k} ${(v / 1000).toFixed(1)} s`).join(', ')}; decoded ${(100 * res.coverage.decodedShare).toFixed(0)}% of the audio to locate the text; ${res.coverage.segmentsFallback} of ${res.coverage.segments} segments timed by the dtw fallback`);
 console.log(`  words matched ${(100 * res.coverage.textMatched).toFixed(1)}%, order ${JSON.stringify(res.order) === JSON.stringify(hour.trueOrder) ? 'right' : `WRONG ${JSON.stringify(res.order)} vs ${JSON.stringify(hour.trueOrder)}`}, heard words matched ${(100 * res.coverage.heardMatched).toFixed(1)}%`);
@@ -191,7 +194,7 @@ const baseWords = await fallbackAligner.align(all, RATE, hour.words.join(' '), '
 const baseSecs = (performance.now() - t0) / 1000;
 await aligner.close();
 const baseCpu = cpuSeconds() - cpu1;
-aligner = await createAligner(alignerName, { modelsDir: 'models', device: 'cpu' });
+aligner = await createAligner(alignerName, { modelsDir: 'models', device: 'cpu', threads });
 const fileStart = new Map<number, number>();
 {
   let at = 0;

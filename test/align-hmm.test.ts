@@ -115,6 +115,26 @@ describe('hmm aligner (PocketSphinx HMM forced alignment + refinement, real spee
   });
 });
 
+describe('hmm aligner in worker threads (createAligner threads > 1)', () => {
+  it('aligns several clips at once, each as in this thread, and passes its errors back as their own classes', async () => {
+    const inline = await createAligner('hmm', opts);
+    const threaded = await createAligner('hmm', { ...opts, threads: 2 });
+    try {
+      expect(threaded.concurrency).toBe(2);
+      const refs = loadHandReferences().slice(0, 3);
+      const clips = refs.map((r) => ({ ...loadWav(r.audio), text: r.text }));
+      const at = await Promise.all(clips.map((c) => threaded.align(c.samples, c.sampleRate, c.text, 'en-US')));
+      for (const [k, c] of clips.entries()) expect(at[k]).toEqual(await inline.align(c.samples, c.sampleRate, c.text, 'en-US'));
+      const { samples, sampleRate } = clips[0]!;
+      await expect(threaded.align(samples, sampleRate, 'hola', 'es')).rejects.toThrow(SpeechInputError);
+    } finally {
+      await inline.close();
+      await threaded.close();
+    }
+    await expect(threaded.align(new Float32Array(16000), 16000, 'hello', 'en-US')).rejects.toThrow(/closed/);
+  }, 60_000);
+});
+
 describe('auto aligner', () => {
   let auto: ClosableAligner;
   beforeAll(async () => {

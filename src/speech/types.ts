@@ -70,6 +70,8 @@ export interface TtsBackend {
 
 export interface Aligner {
   readonly name: string;
+  /** How many align() calls it runs at once (worker threads); absent: one (calls wait for each other). */
+  readonly concurrency?: number;
   /** Word timings for every word of `text` (tokenizeWords), in order, against the audio. */
   align(samples: Float32Array, sampleRate: number, text: string, language: string): Promise<WordTiming[]>;
 }

@@ -2,13 +2,21 @@
 //   hmm  — forced alignment with a PocketSphinx acoustic model (en, fr), refined in the signal
 //   dtw  — eSpeak NG reference + MFCC + banded DTW, any eSpeak language, no model
 //   auto — hmm for the languages an installed acoustic model covers, dtw for the rest
+import { availableParallelism } from 'node:os';
 import type { Aligner, WordTiming } from '../types.ts';
 import { MissingModelError, SpeechInputError } from '../types.ts';
 import { hmmLanguages, primaryLanguage } from './acoustic-models.ts';
+import { createThreadedAligner } from './threaded.ts';
 
 export interface AlignerOptions {
   modelsDir: string;
   device: 'cpu' | 'cuda';
+  /**
+   * Worker threads to run the aligner in, each with its own (createThreadedAligner): up to
+   * this many align() calls then run at once, off the caller's event loop. Absent or 1: in
+   * this thread.
+   */
+  threads?: number;
 }
 
 /** An aligner that holds helper processes; close() ends them. */
@@ -29,6 +37,11 @@ const factories: Record<string, Factory> = {
 
 export const ALIGNERS = Object.keys(factories);
 
+/** Threads for aligning many pieces at once (a long recording's segments): one per core, at most 4 (each holds a decoder: 100-125 MiB). */
+export function defaultAlignerThreads(): number {
+  return Math.max(1, Math.min(4, availableParallelism()));
+}
+
 /** Thrown for an aligner name the registry does not know (→ HTTP 422, or a start-up error). */
 export class UnknownAlignerError extends SpeechInputError {
   override name = 'UnknownAlignerError';
@@ -37,6 +50,7 @@ export class UnknownAlignerError extends SpeechInputError {
 export async function createAligner(name: string, opts: AlignerOptions): Promise<ClosableAligner> {
   const factory = factories[name];
   if (!factory) throw new UnknownAlignerError(`unknown aligner "${name}" (known: ${ALIGNERS.join(', ')})`);
+  if ((opts.threads ?? 1) > 1) return createThreadedAligner(name, opts, opts.threads!);
   return factory(opts);
 }
 

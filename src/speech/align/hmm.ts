@@ -50,6 +50,10 @@ export interface HmmAlignerOptions {
   frate?: number;
   /** Decode the audio started this many ms later too, and average the boundaries (quantisation). */
   offsetsMs?: number[];
+  /** Extra PocketSphinx settings for the decoder (the bench's `ideas`: silprob, fillprob, pip …). */
+  decoderConfig?: Record<string, number | string>;
+  /** Give word segments the phones of the pronunciation the search chose (the bench's `ideas`). */
+  phones?: boolean;
 }
 
 /** One decode's word and pause segments, in seconds of the input. */
@@ -57,11 +61,16 @@ export interface DecodedUtterance {
   segments: Segment[];
 }
 
-/** Pruning beams: wide, because a forced alignment that loses its path returns nothing. */
-const BEAMS = [
-  { beam: 1e-48, wbeam: 7e-29, pbeam: 1e-48 },
-  { beam: 1e-100, wbeam: 1e-80, pbeam: 1e-100 },
-];
+/**
+ * Pruning beams, one decode. Wide, because a forced alignment that loses its path returns
+ * nothing: with PocketSphinx's recognition defaults (beam 1e-48, wbeam 7e-29) one
+ * long-recording segment in three lost its path and had to be decoded again at these, while
+ * the acoustic scoring, not the search, is most of a decode's time here (a linear grammar
+ * keeps few HMMs active): the wide beam costs a few per cent more than the narrow one per
+ * decode, gives the same boundaries on every clip of bench/align-accuracy.bench.ts, and saves
+ * the second decode.
+ */
+const BEAMS = { beam: 1e-100, wbeam: 1e-80, pbeam: 1e-100 };
 
 /** soundswallower's Emscripten glue re-throws from its own uncaughtException listener; keep Node's own handling. */
 async function loadModule(): Promise<SsModule> {
@@ -96,173 +105,181 @@ export function normaliseToken(word: string): string {
 
 export type HmmAligner = Aligner & { close(): Promise<void>; languages(): string[]; decodeAll(samples: Float32Array, sampleRate: number, text: string, language: string): Promise<Decoded> };
 
+/** What one hmm aligner holds: soundswallower, a decoder per model (loaded on first use), eSpeak for unknown words. */
+interface HmmState {
+  opts: HmmAlignerOptions;
+  native: typeof nativeAddon | typeof reference;
+  languages: string[];
+  ss: SsModule;
+  loaded: Map<string, Promise<LoadedModel>>;
+  espeak: { proc: EspeakProcess; table: Promise<VoiceTable> } | null;
+}
+
 export async function createHmmAligner(opts: HmmAlignerOptions = {}): Promise<HmmAligner> {
   const native = opts.useReference ? reference : nativeAddon;
   if (!opts.useReference) nativeAddon.loadNative();
   const languages = hmmLanguages();
   if (!languages.length) throw new MissingModelError('the hmm aligner found no acoustic model (install Debian pocketsphinx-en-us, or the soundswallower npm package)');
-  const ss = await loadModule();
-  const loaded = new Map<string, Promise<LoadedModel>>();
-  let espeak: { proc: EspeakProcess; table: Promise<VoiceTable> } | null = null;
-
-  async function load(model: AcousticModel): Promise<LoadedModel> {
-    // soundswallower reads its front-end settings from a JSON file
-    const tmp = mkdtempSync(path.join(tmpdir(), 'lectern-hmm-'));
-    try {
-      const featparams = path.join(tmp, 'feat_params.json');
-      writeFileSync(featparams, JSON.stringify(model.featParams));
-      const decoder = new ss.Decoder({
-        hmm: model.dir,
-        featparams,
-        mdef: path.join(model.dir, 'mdef'),
-        tmat: path.join(model.dir, 'transition_matrices'),
-        mean: path.join(model.dir, 'means'),
-        var: path.join(model.dir, 'variances'),
-        sendump: path.join(model.dir, 'sendump'),
-        dict: model.dict,
-        fdict: model.noiseDict,
-        samprate: RATE,
-        ...(opts.frate ? { frate: opts.frate } : {}),
-        loglevel: 'FATAL',
-        ...BEAMS[0],
-      });
-      await decoder.initialize();
-      return { model, decoder, prons: new Map(), oovCount: 0 };
-    } catch (err) {
-      throw new MissingModelError(`the hmm aligner could not load the acoustic model ${model.name} from ${model.dir}: ${(err as Error).message}`);
-    } finally {
-      rmSync(tmp, { recursive: true, force: true });
-    }
-  }
-
-  function modelLoaded(model: AcousticModel): Promise<LoadedModel> {
-    let p = loaded.get(model.name);
-    if (!p) {
-      p = load(model);
-      loaded.set(model.name, p);
-      p.catch(() => loaded.delete(model.name));
-    }
-    return p;
-  }
-
-  async function espeakPhones(text: string, language: string, m: LoadedModel): Promise<string[]> {
-    if (!espeak) {
-      const proc = new EspeakProcess();
-      espeak = { proc, table: proc.voices().then(buildVoiceTable) };
-    }
-    const table = await espeak.table;
-    let voice: string;
-    try {
-      voice = voiceForLanguage(table, language);
-    } catch {
-      voice = voiceForLanguage(table, m.model.language);
-    }
-    const clauses = await espeak.proc.phonemizeClauses(voice, text);
-    return ipaToPhones(clauses.map((c) => c.ipa).join(' '), m.model.phoneSet);
-  }
-
-  /** The dictionary word for a token: the dictionary's own, its parts joined, or eSpeak's pronunciation added as a new word. */
-  async function pronounce(token: string, language: string, m: LoadedModel): Promise<string | null> {
-    const norm = normaliseToken(token);
-    const seen = m.prons.get(norm);
-    if (seen !== undefined) return seen;
-    const d = m.decoder;
-    let word: string | null = null;
-    if (norm && d.lookup_word(norm) !== null) word = norm;
-    if (!word && norm) {
-      // hyphenated or elided compounds (ill-disposed, l'homme) whose parts are all known
-      const parts = norm.split(/(?<=')|[-–]/u).filter(Boolean);
-      const phones = parts.length > 1 ? parts.map((p) => d.lookup_word(p)) : [];
-      if (phones.length && phones.every((p) => p !== null)) word = addWord(m, phones.join(' '));
-    }
-    if (!word) {
-      // names, numbers, symbols, coined words: eSpeak's reading, in the model's phones
-      const text = token.replace(/^[\s"'“”‘’«»()[\]{},;:]+|[\s"'“”‘’«»()[\]{},;:!?]+$/gu, '');
-      const phones = text ? await espeakPhones(text, language, m) : [];
-      word = phones.length ? addWord(m, phones.join(' ')) : null;
-    }
-    m.prons.set(norm, word);
-    return word;
-  }
-
-  function addWord(m: LoadedModel, phones: string): string {
-    const word = `lectern_oov_${++m.oovCount}`;
-    m.decoder.add_words([word, phones]);
-    return word;
-  }
-
-  /** One forced alignment: the model's segments (words, pauses, fillers) with their phones. */
-  function decode(m: LoadedModel, audio: Float32Array, words: string[]): AlignedSegment[] | null {
-    const d = m.decoder;
-    for (const beams of BEAMS) {
-      for (const [k, v] of Object.entries(beams)) d.set_config(k, v);
-      d.set_align_text(words.join(' '));
-      d.start();
-      d.process_audio(audio, false, true);
-      d.stop();
-      let segs: AlignedSegment[];
-      try {
-        // word level: the phone level re-aligns the utterance (as long again as the decode) and gives the same word edges
-        segs = d.get_alignment({ align_level: 0 }).w ?? [];
-      } catch {
-        segs = []; // no path through the grammar: soundswallower returns no JSON
-      }
-      const spoken = segs.filter((s) => !isFiller(s.t));
-      if (spoken.length === words.length) return segs;
-    }
-    return null;
-  }
-
-  /** The text's tokens, their dictionary words, and the model's segments for each decode (one per offset). */
-  async function decodeAll(samples: Float32Array, sampleRate: number, text: string, language: string): Promise<Decoded> {
-    const tokens = tokenizeWords(text);
-    if (tokens.length && samples.length === 0) throw new SpeechInputError('cannot align text to empty audio');
-    const model = modelFor(language, sampleRate);
-    if (!model) {
-      throw new SpeechInputError(`the hmm aligner has no acoustic model for language "${language}" (it has: ${languages.join(', ')}); use the dtw or auto aligner`);
-    }
-    const m = await modelLoaded(model);
-    const audio = sampleRate === RATE ? samples : native.resample(samples, sampleRate, RATE);
-    const dictWords: (string | null)[] = [];
-    for (const t of tokens) dictWords.push(await pronounce(t.word, language, m));
-    const spoken = dictWords.filter((w): w is string => w !== null);
-    const decodes: DecodedUtterance[] = [];
-    if (spoken.length) {
-      for (const ms of opts.offsetsMs ?? [0]) {
-        const skip = Math.round((ms / 1000) * RATE);
-        const segs = decode(m, skip ? audio.subarray(skip) : audio, spoken);
-        if (!segs) throw new SpeechInputError(`the hmm aligner found no alignment of the text to the audio (is this audio of this text, in ${language}?)`);
-        const at = skip / RATE;
-        decodes.push({
-          segments: segs.map((s) => ({
-            kind: isFiller(s.t) ? 'pause' : 'word',
-            start: at + s.b,
-            end: at + s.b + s.d,
-          })),
-        });
-      }
-    }
-    return { tokens: tokens.map((t) => t.word), dictWords, audio, decodes };
-  }
-
+  const st: HmmState = { opts, native, languages, ss: await loadModule(), loaded: new Map(), espeak: null };
   return {
     name: 'hmm',
     languages: () => languages,
-    decodeAll,
+    decodeAll: (samples, sampleRate, text, language) => decodeAll(st, samples, sampleRate, text, language),
     async align(samples: Float32Array, sampleRate: number, text: string, language: string): Promise<WordTiming[]> {
-      const d = await decodeAll(samples, sampleRate, text, language);
-      if (!d.tokens.length) return [];
-      if (!d.decodes.length) return d.tokens.map((word) => ({ word, start: 0, end: 0 }));
-      const energy = native.frameEnergy(d.audio, RATE, { frameMs: 25, hopMs: 10 });
-      const spans = opts.raw ? rawSpans(d.decodes) : refineBoundaries(d.decodes, energy, HOP_S);
-      return wordTimings(d, spans);
+      return timeWords(st, await decodeAll(st, samples, sampleRate, text, language));
     },
     async close() {
-      for (const p of loaded.values()) (await p.catch(() => null))?.decoder.delete();
-      loaded.clear();
-      await espeak?.proc.close();
+      for (const p of st.loaded.values()) (await p.catch(() => null))?.decoder.delete();
+      st.loaded.clear();
+      await st.espeak?.proc.close();
     },
   };
+}
+
+/** A decoder for one acoustic model, with the aligner's search settings. */
+async function loadModel(st: HmmState, model: AcousticModel): Promise<LoadedModel> {
+  // soundswallower reads its front-end settings from a JSON file
+  const tmp = mkdtempSync(path.join(tmpdir(), 'lectern-hmm-'));
+  try {
+    const featparams = path.join(tmp, 'feat_params.json');
+    writeFileSync(featparams, JSON.stringify(model.featParams));
+    const decoder = new st.ss.Decoder({
+      hmm: model.dir,
+      featparams,
+      mdef: path.join(model.dir, 'mdef'),
+      tmat: path.join(model.dir, 'transition_matrices'),
+      mean: path.join(model.dir, 'means'),
+      var: path.join(model.dir, 'variances'),
+      sendump: path.join(model.dir, 'sendump'),
+      dict: model.dict,
+      fdict: model.noiseDict,
+      samprate: RATE,
+      ...(st.opts.frate ? { frate: st.opts.frate } : {}),
+      loglevel: 'FATAL',
+      ...BEAMS,
+      ...st.opts.decoderConfig,
+    });
+    await decoder.initialize();
+    return { model, decoder, prons: new Map(), oovCount: 0 };
+  } catch (err) {
+    throw new MissingModelError(`the hmm aligner could not load the acoustic model ${model.name} from ${model.dir}: ${(err as Error).message}`);
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+function modelLoaded(st: HmmState, model: AcousticModel): Promise<LoadedModel> {
+  let p = st.loaded.get(model.name);
+  if (!p) {
+    p = loadModel(st, model);
+    st.loaded.set(model.name, p);
+    p.catch(() => st.loaded.delete(model.name));
+  }
+  return p;
+}
+
+/** eSpeak's reading of a text, in the model's phones. */
+async function espeakPhones(st: HmmState, text: string, language: string, m: LoadedModel): Promise<string[]> {
+  if (!st.espeak) {
+    const proc = new EspeakProcess();
+    st.espeak = { proc, table: proc.voices().then(buildVoiceTable) };
+  }
+  const table = await st.espeak.table;
+  let voice: string;
+  try {
+    voice = voiceForLanguage(table, language);
+  } catch {
+    voice = voiceForLanguage(table, m.model.language);
+  }
+  const clauses = await st.espeak.proc.phonemizeClauses(voice, text);
+  return ipaToPhones(clauses.map((c) => c.ipa).join(' '), m.model.phoneSet);
+}
+
+/** The dictionary word for a token: the dictionary's own, its parts joined, or eSpeak's pronunciation added as a new word. */
+async function pronounce(st: HmmState, token: string, language: string, m: LoadedModel): Promise<string | null> {
+  const norm = normaliseToken(token);
+  const seen = m.prons.get(norm);
+  if (seen !== undefined) return seen;
+  const d = m.decoder;
+  let word: string | null = null;
+  if (norm && d.lookup_word(norm) !== null) word = norm;
+  if (!word && norm) {
+    // hyphenated or elided compounds (ill-disposed, l'homme) whose parts are all known
+    const parts = norm.split(/(?<=')|[-–]/u).filter(Boolean);
+    const phones = parts.length > 1 ? parts.map((p) => d.lookup_word(p)) : [];
+    if (phones.length && phones.every((p) => p !== null)) word = addWord(m, phones.join(' '));
+  }
+  if (!word) {
+    // names, numbers, symbols, coined words: eSpeak's reading, in the model's phones
+    const text = token.replace(/^[\s"'“”‘’«»()[\]{},;:]+|[\s"'“”‘’«»()[\]{},;:!?]+$/gu, '');
+    const phones = text ? await espeakPhones(st, text, language, m) : [];
+    word = phones.length ? addWord(m, phones.join(' ')) : null;
+  }
+  m.prons.set(norm, word);
+  return word;
+}
+
+function addWord(m: LoadedModel, phones: string): string {
+  const word = `lectern_oov_${++m.oovCount}`;
+  m.decoder.add_words([word, phones]);
+  return word;
+}
+
+/** One forced alignment: the model's segments (words, pauses, fillers), or null when the search found no path through the text. */
+function decode(m: LoadedModel, audio: Float32Array, words: string[]): AlignedSegment[] | null {
+  const d = m.decoder;
+  d.set_align_text(words.join(' '));
+  d.start();
+  d.process_audio(audio, false, true);
+  d.stop();
+  let segs: AlignedSegment[];
+  try {
+    // word level: the phone level re-aligns the utterance (as long again as the decode) and gives the same word edges
+    segs = d.get_alignment({ align_level: 0 }).w ?? [];
+  } catch {
+    segs = []; // no path through the grammar: soundswallower returns no JSON
+  }
+  return segs.filter((s) => !isFiller(s.t)).length === words.length ? segs : null;
+}
+
+/** The text's tokens, their dictionary words, and the model's segments for each decode (one per offset). */
+async function decodeAll(st: HmmState, samples: Float32Array, sampleRate: number, text: string, language: string): Promise<Decoded> {
+  const tokens = tokenizeWords(text);
+  if (tokens.length && samples.length === 0) throw new SpeechInputError('cannot align text to empty audio');
+  const model = modelFor(language, sampleRate);
+  if (!model) {
+    throw new SpeechInputError(`the hmm aligner has no acoustic model for language "${language}" (it has: ${st.languages.join(', ')}); use the dtw or auto aligner`);
+  }
+  const m = await modelLoaded(st, model);
+  const audio = sampleRate === RATE ? samples : st.native.resample(samples, sampleRate, RATE);
+  const dictWords: (string | null)[] = [];
+  for (const t of tokens) dictWords.push(await pronounce(st, t.word, language, m));
+  const spoken = dictWords.filter((w): w is string => w !== null);
+  const decodes: DecodedUtterance[] = [];
+  if (spoken.length) {
+    for (const ms of st.opts.offsetsMs ?? [0]) {
+      const skip = Math.round((ms / 1000) * RATE);
+      const segs = decode(m, skip ? audio.subarray(skip) : audio, spoken);
+      if (!segs) throw new SpeechInputError(`the hmm aligner found no alignment of the text to the audio (is this audio of this text, in ${language}?)`);
+      const at = skip / RATE;
+      decodes.push({
+        segments: segs.map((s) => {
+          const pron = st.opts.phones && !isFiller(s.t) ? m.decoder.lookup_word(s.t) : null;
+          return { kind: isFiller(s.t) ? 'pause' : 'word', start: at + s.b, end: at + s.b + s.d, ...(pron ? { phones: pron.split(' ') } : {}) };
+        }),
+      });
+    }
+  }
+  return { tokens: tokens.map((t) => t.word), dictWords, audio, decodes };
+}
+
+/** The decodes' word edges, refined in the signal (or raw), as a timing for every token. */
+function timeWords(st: HmmState, d: Decoded): WordTiming[] {
+  if (!d.tokens.length) return [];
+  if (!d.decodes.length) return d.tokens.map((word) => ({ word, start: 0, end: 0 }));
+  const energy = st.native.frameEnergy(d.audio, RATE, { frameMs: 25, hopMs: 10 });
+  const spans = st.opts.raw ? rawSpans(d.decodes) : refineBoundaries(d.decodes, energy, HOP_S);
+  return wordTimings(d, spans);
 }
 
 export interface Decoded {

@@ -10,6 +10,8 @@ export interface Segment {
   /** Seconds. */
   start: number;
   end: number;
+  /** A word's phones in the model's phone set (the pronunciation the search chose), when known. */
+  phones?: string[];
 }
 
 export interface RefineParams {
@@ -41,11 +43,20 @@ export interface RefineParams {
    * joined without a pause is a pause all the same (longer than a stop's closure); 0: off.
    */
   gapFrames: number;
+  /**
+   * The shift of a boundary between two words the HMM joined with no pause, in place of
+   * hmmShiftS (the bench's `ideas`: offsets by the phones on either side); unset: hmmShiftS.
+   */
+  runningShiftS?: (left: Segment, right: Segment) => number;
 }
 
 /**
  * Chosen on the tuning parts (hand labels + Piper-exact, bench/align-accuracy.bench.ts):
- * a 10 ms shift (the frame's window centre lies 7.8-12.8 ms after f·10 ms), pause edges at
+ * a 15 ms shift (the frame's window centre lies 7.8-12.8 ms after f·10 ms, and the HMM's
+ * boundaries between words in running speech come a few ms early besides). Round 3
+ * (bench/align-ideas.ts) chose it by the sum of both tuning sets' running-speech MAE, flat
+ * over 15-20 ms, taking the value best on the real tuning set; shifts by the phone class on
+ * either side lost there. Pause edges at
  * the first/last frame 10 dB over the floor with no walk down the slope (following the
  * slope over-extended sentence-final decays and breaths). A quiet run of 100 ms or more
  * across a boundary the HMM gave to a word is treated as a pause (seen on goforward's
@@ -53,7 +64,7 @@ export interface RefineParams {
  * clean held-out figure).
  */
 export const DEFAULT_REFINE: RefineParams = {
-  hmmShiftS: 0.01,
+  hmmShiftS: 0.015,
   soundOverFloor: Math.log(10),
   tailOverFloor: Math.log(10) * 0.5,
   slopeFrames: 0,
@@ -100,11 +111,12 @@ export function refineBoundaries(decodes: { segments: Segment[] }[], energy: Flo
     let start = 0;
     let end = 0;
     for (const w of wordsOf) (start += w[k]!.start), (end += w[k]!.end);
-    start = start / wordsOf.length + p.hmmShiftS;
-    end = end / wordsOf.length + p.hmmShiftS;
     k++;
     const prev = first[i - 1];
     const next = first[i + 1];
+    const shift = (a: Segment | undefined, b: Segment | undefined) => (p.runningShiftS && a?.kind === 'word' && b?.kind === 'word' ? p.runningShiftS(a, b) : p.hmmShiftS);
+    start = start / wordsOf.length + shift(prev, seg);
+    end = end / wordsOf.length + shift(seg, next);
     const s0 = frame(seg.start);
     const s1 = frame(seg.end);
     if (p.starts && (!prev || prev.kind === 'pause')) {

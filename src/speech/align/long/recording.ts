@@ -16,11 +16,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { LecternError } from '../../../core/errors.ts';
 import { resample } from '../../../native/index.ts';
-import { SpeechInputError, type Aligner } from '../../types.ts';
+import { SpeechInputError, type Aligner, type WordTiming } from '../../types.ts';
 import { decodeRecordingFile, RATE, readSamples, type DecodedFile, type RecordingChapter } from './audio.ts';
-import { buildTextIndex, chainAnchors, DEFAULT_PACE, measurePace, splitRuns, type Anchor, type HeardIn, type Pace } from './anchors.ts';
+import { buildTextIndex, chainAnchors, DEFAULT_PACE, measurePace, splitRuns, type Anchor, type HeardIn, type Pace, type TextIndex } from './anchors.ts';
 import { spokenWords } from './book-lm.ts';
-import { createBookRecognizer, type AudioWindow } from './recognize.ts';
+import { createBookRecognizer, type AudioWindow, type BookRecognizer } from './recognize.ts';
 import { recordingLanguageSupported } from './languages.ts';
 
 export { probeRecordingFile, RecordingInputError } from './audio.ts';
@@ -43,8 +43,10 @@ const MIN_SHORT_RUN = 3;
 const EDGE_PAUSE = 0.4;
 /** Seconds of pause between two heard words of one region, beyond what the text's words take. */
 const MAX_PAUSE = 3;
-/** Segments handed to the per-segment aligner are cut at anchors once they pass this length. */
-const SEGMENT_SECONDS = 300;
+/**
+ * Segments handed to the per-segment aligner are cut at anchors once they pass this length. Why 30 s: in the hour bench (auto, 2 threads, load ~2) 300 s segments took 69.8 s wall / 128 s CPU / 563 MiB at 34.2 ms MAE; 120 s 55.4 s / 99.5 s / 406 MiB / 25.1 ms; 60 s 69.1 s / 85.7 s / 334 MiB / 29.5 ms; 30 s 43.8 s / 77.2 s / 388 MiB / 25.5 ms; 15 s 44.5 s / 78.6 s / 390 MiB / 23.9 ms. A long HMM search keeps more paths alive, and the cuts at anchors (two consecutive words heard as the book has them) keep a stretch the recogniser got right from pulling its neighbours.
+ */
+const SEGMENT_SECONDS = 30;
 /** Audio kept around a region's first and last heard word for the aligner. */
 const PAD = 0.35;
 const MAX_PASSES = 4;
@@ -222,357 +224,481 @@ function uncovered(covered: [number, number][], a: number, b: number): [number, 
 }
 
 
+/** What the steps of one alignment share: the options, the files as decoded, the book as recogniser keys. */
+interface Run {
+  opts: AlignRecordingOptions;
+  files: FileState[];
+  keys: string[];
+  /** Token of each key. */
+  keyToken: Int32Array;
+  index: TextIndex;
+  stop: () => Promise<void>;
+}
+
+/** A matched region: a run of anchors in one file, its book words claimed by no other region. */
+interface Claim {
+  file: number;
+  anchors: Anchor[];
+}
+
+/** A stretch of one file and the book tokens the per-segment aligner times in it. */
+interface Segment {
+  file: number;
+  start: number;
+  end: number;
+  firstToken: number;
+  lastToken: number;
+}
+
 export async function alignRecording(opts: AlignRecordingOptions): Promise<RecordingAlignment> {
-  if (!opts.files.length) throw new SpeechInputError('no audio files to align');
-  if (!opts.words.length) throw new SpeechInputError('the document has no words to align');
-  if (!recordingLanguageSupported(opts.language)) {
-    throw new SpeechInputError(`long recordings are located in the text by an English recogniser for now; no recogniser for language "${opts.language}"`);
-  }
+  checkInput(opts);
   const ownDir = !opts.workDir;
   const workDir = opts.workDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'lectern-recording-'));
   const stop = async () => {
     if (opts.signal?.aborted || (await opts.shouldStop?.())) throw new RecordingAlignmentStopped();
   };
   try {
-    // 1. decode every file once, two at a time (ffmpeg is single-threaded for audio)
-    const decodedFiles: DecodedFile[] = new Array(opts.files.length);
-    let nextFile = 0, filesDone = 0;
-    opts.onProgress?.({ phase: 'decode', done: 0, total: opts.files.length });
-    await Promise.all(
-      Array.from({ length: Math.min(2, opts.files.length) }, async () => {
-        for (let i = nextFile++; i < opts.files.length; i = nextFile++) {
-          await stop();
-          decodedFiles[i] = await decodeRecordingFile(opts.files[i]!, i, workDir, opts.signal);
-          opts.onProgress?.({ phase: 'decode', done: ++filesDone, total: opts.files.length });
-        }
-      }),
-    );
-    const files: FileState[] = decodedFiles.map((decoded) => ({ decoded, covered: [], heard: [], runs: [] }));
-    const totalSeconds = files.reduce((s, f) => s + f.decoded.duration, 0);
-
-    // 2. locate
+    const decoded = await decodeFiles(opts, workDir, stop);
+    const files: FileState[] = decoded.map((d) => ({ decoded: d, covered: [], heard: [], runs: [] }));
     const { keys, keyToken, sentences } = bookKeys(opts.words);
-    const index = buildTextIndex(keys);
-    const recognizer = createBookRecognizer(new Set(keys), { workDir, sentences, processes: opts.processes });
-    const stride = totalSeconds <= DENSE_UP_TO ? WINDOW : SPARSE_STRIDE;
-    let pending: AudioWindow[] = [];
-    for (const f of files) {
-      for (let t = 0; t < f.decoded.duration; t += stride) {
-        const end = Math.min(f.decoded.duration, t + WINDOW);
-        if (end - t >= MIN_WINDOW || t === 0) pending.push({ file: f.decoded.index, start: t, end });
-      }
-    }
-    const windows: AudioWindow[] = [];
-    let pace: Pace = DEFAULT_PACE;
-    let decodedSeconds = 0;
-    let plannedSeconds = pending.reduce((s, w) => s + w.end - w.start, 0);
-    for (let pass = 0; pass < MAX_PASSES && pending.length; pass++) {
-      await stop();
-      const base = windows.length;
-      windows.push(...pending);
-      const doneBefore = decodedSeconds;
-      opts.onProgress?.({ phase: 'locate', done: Math.round(doneBefore), total: Math.round(Math.max(plannedSeconds, doneBefore + 1)) });
-      const heard = await recognizer.recognize(
-        files.map((f) => f.decoded),
-        pending,
-        {
-          signal: opts.signal,
-          stop,
-          onWindows: (n) => opts.onProgress?.({ phase: 'locate', done: Math.round(doneBefore + pending.slice(0, n).reduce((s, w) => s + w.end - w.start, 0)), total: Math.round(Math.max(plannedSeconds, doneBefore + 1)) }),
-        },
-      );
-      pending.forEach((w, k) => {
-        const f = files[w.file]!;
-        f.covered.push([w.start, w.end]);
-        for (const h of heard[k]!) f.heard.push({ ...h, stretch: -1 });
-        decodedSeconds += w.end - w.start;
-      });
-      for (const f of files) {
-        f.covered.sort((a, b) => a[0] - b[0]);
-        f.heard.sort((a, b) => a.start - b.start);
-        // touching windows make one stretch of continuously decoded audio
-        const stretches: [number, number][] = [];
-        for (const [s, e] of f.covered) {
-          const last = stretches[stretches.length - 1];
-          if (last && s <= last[1] + 0.01) last[1] = Math.max(last[1], e);
-          else stretches.push([s, e]);
-        }
-        for (const h of f.heard) {
-          const mid = (h.start + h.end) / 2;
-          h.stretch = stretches.findIndex(([s, e]) => mid >= s - 1e-6 && mid <= e + 1e-6);
-        }
-      }
-      // chain loosely, learn the narrator's pace, chain again in step with it
-      const loose = files.map((f) => chainAnchors(f.heard, index, DEFAULT_PACE));
-      const paces = loose.map((a) => measurePace(a, index)).filter((p): p is number => p !== null).sort((a, b) => a - b);
-      if (paces.length) pace = { secondsPerChar: paces[Math.floor(paces.length / 2)]!, low: 0.6, high: 1.7, slack: 10 };
-      const chains = pace === DEFAULT_PACE ? loose : files.map((f) => chainAnchors(f.heard, index, pace));
-
-      // gaps between anchors across undecoded audio: how far out of step is each (log ratio)?
-      const predicted = (a: Anchor, b: Anchor) => Math.max(0.2, (index.charsBefore[b.key]! - index.charsBefore[a.key]!) * pace.secondsPerChar);
-      const sampledRatios: number[] = [];
-      chains.forEach((chain, fi) => {
-        for (let k = 1; k < chain.length; k++) {
-          const a = chain[k - 1]!, b = chain[k]!;
-          if (a.stretch !== b.stretch) sampledRatios.push(Math.log((b.start - a.start) / predicted(a, b)));
-        }
-      });
-      const median = (xs: number[]) => (xs.length ? [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]! : 0);
-      const mid = median(sampledRatios);
-      const spread = Math.max(0.1, 3 * 1.4826 * median(sampledRatios.map((r) => Math.abs(r - mid))));
-
-      // book words between two anchors with far fewer heard words for them were not read
-      // (a misheard stretch still yields about as many heard words as it has)
-      const skipped = (bookGap: number, heardGap: number) => bookGap >= 4 && heardGap < bookGap / 2 - 1;
-      pending = [];
-      const want = (fi: number, a: number, b: number) => {
-        for (const [s, e] of uncovered(files[fi]!.covered, Math.max(0, a), Math.min(files[fi]!.decoded.duration, b))) pending.push({ file: fi, start: s, end: e });
-      };
-      files.forEach((f, fi) => {
-        const chain = chains[fi]!;
-        const fits = (a: Anchor, b: Anchor) => {
-          const dt = b.start - a.start, pred = predicted(a, b);
-          if (a.stretch === b.stretch) {
-            // all of the audio between was heard: the words between must be few on both
-            // sides (recognition slips), and the time must fit them
-            const gk = b.key - a.key - 1, gh = b.heard - a.heard - 1;
-            if (gk > MAX_GAP_WORDS || gh > MAX_GAP_WORDS || skipped(gk, gh)) return false;
-            // (a pause of a few seconds fits; music or noise between sentences does not)
-            return dt >= 0.3 * pred - 1 && dt <= 2 * pred + MAX_PAUSE;
-          }
-          if (Math.abs(Math.log(dt / pred) - mid) <= spread) return true;
-          want(fi, a.end, b.start); // out of step across audio nobody heard: hear it
-          return false;
-        };
-        const all = splitRuns(chain, fits, MIN_SHORT_RUN).map((r) => r.anchors);
-        // a short run counts only beside a long one whose text it continues (a sentence
-        // after music, a line after a pause): alone, three words are chance
-        const long = (r: Anchor[]) => r.length >= MIN_ANCHORS;
-        const continues = (a: Anchor[] | undefined, b: Anchor[] | undefined) => !!a && !!b && b[0]!.key - a.at(-1)!.key - 1 <= MAX_GAP_WORDS && b[0]!.key > a.at(-1)!.key;
-        const kept = all.filter((r, i) => long(r) || (long(all[i - 1] ?? []) && continues(all[i - 1], r)) || (long(all[i + 1] ?? []) && continues(r, all[i + 1])));
-        // Two runs that follow each other in both text and time, with a gap whose length fits
-        // the words between at the reader's pace, are one region whose middle the recogniser
-        // misheard (a name, a noisy line): only the chance anchors were worth dropping.
-        f.runs = [];
-        for (const r of kept) {
-          const prev = f.runs[f.runs.length - 1];
-          const a = prev?.[prev.length - 1], b = r[0]!;
-          const inStep = prev && a && b.key > a.key && Math.abs(b.start - a.start - predicted(a, b)) <= 1.5 + 0.35 * predicted(a, b);
-          if (inStep && !(a.stretch === b.stretch && skipped(b.key - a.key - 1, b.heard - a.heard - 1))) prev.push(...r);
-          else f.runs.push([...r]);
-        }
-        if (f.runs.length) {
-          // what lies before, between and after the matched runs
-          want(fi, 0, f.runs[0]![0]!.start);
-          for (let r = 1; r < f.runs.length; r++) want(fi, f.runs[r - 1]!.at(-1)!.end, f.runs[r]![0]!.start);
-          want(fi, f.runs.at(-1)!.at(-1)!.end, f.decoded.duration);
-        }
-      });
-      // a recording that matched nothing after its first pass is refined no further (another text)
-      if (!files.some((f) => f.runs.length)) pending = [];
-      // keep window order per file stable; drop duplicates
-      const seen = new Set<string>();
-      pending = pending.filter((w) => !seen.has(`${w.file}:${w.start.toFixed(2)}`) && seen.add(`${w.file}:${w.start.toFixed(2)}`));
-      plannedSeconds = decodedSeconds + pending.reduce((s, w) => s + w.end - w.start, 0);
-    }
+    const run: Run = { opts, files, keys, keyToken, index: buildTextIndex(keys), stop };
+    const { pace, decodedSeconds } = await locate(run, workDir, sentences);
     await stop();
-
-    // 3. regions: longest first; a book word belongs to one region only
-    interface Claim { file: number; anchors: Anchor[] }
-    let claims: Claim[] = [];
-    files.forEach((f, fi) => f.runs.forEach((anchors) => claims.push({ file: fi, anchors })));
-    claims.sort((a, b) => b.anchors.length - a.anchors.length);
-    const taken: [number, number][] = [];
-    const kept: Claim[] = [];
-    for (const c of claims) {
-      const free = c.anchors.filter((a) => !taken.some(([s, e]) => a.key >= s && a.key <= e));
-      // the largest stretch of consecutive free anchors
-      let best: Anchor[] = [], cur: Anchor[] = [];
-      for (const a of c.anchors) {
-        if (free.includes(a)) cur.push(a);
-        else cur = [];
-        if (cur.length > best.length) best = [...cur];
-      }
-      if (best.length < MIN_ANCHORS) continue;
-      taken.push([best[0]!.key, best.at(-1)!.key]);
-      kept.push({ file: c.file, anchors: best });
-    }
-    claims = kept;
-
-    // edges: recognition often garbles a sentence's first or last words (a first breath, a
-    // name); a region grows to its sentence's edge when there is heard speech beside it, no
-    // further than a pause away, that lasts about as long as those words take at the reader's pace
-    const endsSentence = (token: number) => /[.!?…]["'”’)\]]*$/u.test(opts.words[token]!);
-    const keyTaken = (k: number, self: Claim) => claims.some((o) => o !== self && k >= o.anchors[0]!.key && k <= o.anchors.at(-1)!.key);
-    const heardTaken = (fi: number, h: HeardIn, self: Claim) => claims.some((o) => o !== self && o.file === fi && h.end > o.anchors[0]!.start && h.start < o.anchors.at(-1)!.end);
-    const fitsPace = (chars: number, seconds: number) => {
-      const pred = chars * pace.secondsPerChar;
-      return seconds >= 0.5 * pred - 0.3 && seconds <= 2 * pred + 0.3;
-    };
-    for (const c of claims) {
-      const f = files[c.file]!;
-      const first = c.anchors[0]!;
-      let k = first.key;
-      while (k > 0 && !endsSentence(keyToken[k - 1]!) && !keyTaken(k - 1, c)) k--;
-      if (k < first.key) {
-        // take heard words back from the anchor, no further than a pause, until they sound
-        // about as long as the missing words take
-        const need = 0.5 * (index.charsBefore[first.key]! - index.charsBefore[k]!) * pace.secondsPerChar;
-        let h = first.heard, onset = first.start, sounding = 0;
-        for (; h > 0 && sounding < need; h--) {
-          const p = f.heard[h - 1]!;
-          if (p.stretch !== first.stretch || onset - p.end > EDGE_PAUSE || heardTaken(c.file, p, c)) break;
-          onset = p.start;
-          sounding += p.end - p.start;
-        }
-        if (fitsPace(index.charsBefore[first.key]! - index.charsBefore[k]!, sounding)) c.anchors.unshift({ heard: h, key: k, start: onset, end: onset, stretch: first.stretch });
-      }
-      const last = c.anchors.at(-1)!;
-      k = last.key;
-      while (k + 1 < keys.length && !endsSentence(keyToken[k]!) && !keyTaken(k + 1, c)) k++;
-      if (k > last.key) {
-        const need = 0.5 * (index.charsBefore[k + 1]! - index.charsBefore[last.key + 1]!) * pace.secondsPerChar;
-        let h = last.heard, offset = last.end, sounding = 0;
-        for (; h + 1 < f.heard.length && sounding < need; h++) {
-          const n = f.heard[h + 1]!;
-          if (n.stretch !== last.stretch || n.start - offset > EDGE_PAUSE || heardTaken(c.file, n, c)) break;
-          offset = n.end;
-          sounding += n.end - n.start;
-        }
-        if (fitsPace(index.charsBefore[k + 1]! - index.charsBefore[last.key + 1]!, sounding)) c.anchors.push({ heard: h, key: k, start: offset, end: offset, stretch: last.stretch });
-      }
-    }
-
-    // statistics and the failure rules
-    const heardTotal = files.reduce((s, f) => s + f.heard.length, 0);
-    let heardIn = 0;
-    for (const f of files) {
-      const spans = claims.filter((c) => c.file === f.decoded.index).map((c) => [c.anchors[0]!.start, c.anchors.at(-1)!.end] as const);
-      for (const h of f.heard) if (spans.some(([s, e]) => h.start >= s - 0.05 && h.end <= e + 0.05)) heardIn++;
-    }
-    const heardMatched = heardTotal ? heardIn / heardTotal : 0;
-    const perMinute = heardTotal / Math.max(1 / 60, decodedSeconds / 60);
-    if (heardMatched < THRESHOLDS.minHeardMatched) {
-      const share = `${(100 * heardMatched).toFixed(1)}% of the words heard in it were found in the text (at least ${100 * THRESHOLDS.minHeardMatched}% needed)`;
-      if (perMinute < THRESHOLDS.minSpeechWordsPerMinute) {
-        throw new RecordingMismatchError(
-          `the recording does not sound like speech: ${perMinute.toFixed(0)} words a minute were recognised in it (read speech gives 120 or more; music and noise fewer), and ${share}`,
-          'not-speech',
-          { heardMatched, textMatched: 0 },
-        );
-      }
-      throw new RecordingMismatchError(`the recording is not a reading of this text: only ${share}; is it the right book?`, 'other-text', { heardMatched, textMatched: 0 });
-    }
-
-    // order: files by the first book word they hold; unmatched files stay after their predecessor
-    const firstKey = new Map<number, number>();
-    for (const c of claims) firstKey.set(c.file, Math.min(firstKey.get(c.file) ?? Infinity, c.anchors[0]!.key));
-    let lastSeen = -1;
-    const sortKey = files.map((f) => {
-      const k = firstKey.get(f.decoded.index);
-      if (k !== undefined) lastSeen = k;
-      return [k ?? lastSeen + 0.5, f.decoded.index] as const;
-    });
-    const order = [...sortKey].sort((a, b) => a[0] - b[0] || a[1] - b[1]).map(([, i]) => i);
-    const offsets = new Map<number, number>();
-    let acc = 0;
-    for (const i of order) (offsets.set(i, acc), (acc += files[i]!.decoded.duration));
-
-    // 4. segments for the per-segment aligner
-    interface Segment { file: number; start: number; end: number; firstToken: number; lastToken: number }
-    const segments: Segment[] = [];
-    for (const c of claims) {
-      const f = files[c.file]!;
-      const heardBefore = (a: Anchor) => f.heard[a.heard - 1];
-      const heardAfter = (a: Anchor) => f.heard[a.heard + 1];
-      const first = c.anchors[0]!, last = c.anchors.at(-1)!;
-      let segStart = Math.max(0, first.start - PAD, heardBefore(first)?.end ?? 0);
-      let segFirstToken = keyToken[first.key]!;
-      let segBegin = first;
-      for (let k = 1; k < c.anchors.length; k++) {
-        const x = c.anchors[k - 1]!, y = c.anchors[k]!;
-        if (y.start - segBegin.start < SEGMENT_SECONDS) continue;
-        if (y.key !== x.key + 1 || y.heard !== x.heard + 1 || keyToken[y.key] === keyToken[x.key]) continue;
-        const cut = (x.end + y.start) / 2;
-        segments.push({ file: c.file, start: segStart, end: cut, firstToken: segFirstToken, lastToken: keyToken[x.key]! });
-        segStart = cut;
-        segFirstToken = keyToken[y.key]!;
-        segBegin = y;
-      }
-      const after = heardAfter(last);
-      const segEnd = Math.min(f.decoded.duration, last.end + PAD, after && after.start >= last.end ? after.start : Infinity);
-      segments.push({ file: c.file, start: segStart, end: segEnd, firstToken: segFirstToken, lastToken: keyToken[last.key]! });
-    }
-
-    const words: (TimedWord | null)[] = opts.words.map(() => null);
-    let doneSegs = 0;
-    let segmentsFallback = 0;
-    opts.onProgress?.({ phase: 'align', done: 0, total: segments.length });
-    for (const s of segments) {
-      await stop();
-      const f = files[s.file]!;
-      const samples = readSamples(f.decoded, s.start, s.end);
-      const text = opts.words.slice(s.firstToken, s.lastToken + 1).join(' ');
-      // narrow-band sources go to the aligner at their own rate, so that it compares only the
-      // bands they have (upsampled to 16 kHz they would look silent above 4 kHz)
-      const rate = Math.min(RATE, f.decoded.sourceRate);
-      const audio = rate === RATE ? samples : resample(samples, RATE, rate);
-      let timed;
-      try {
-        timed = await opts.aligner.align(audio, rate, text, opts.language);
-      } catch (e) {
-        if (!(e instanceof SpeechInputError) || !opts.fallbackAligner) throw e;
-        timed = await opts.fallbackAligner.align(audio, rate, text, opts.language);
-        segmentsFallback++;
-      }
-      const off = offsets.get(s.file)!;
-      timed.forEach((w, k) => {
-        const start = s.start + w.start, end = s.start + w.end;
-        words[s.firstToken + k] = { file: s.file, start, end, globalStart: off + start, globalEnd: off + end };
-      });
-      opts.onProgress?.({ phase: 'align', done: ++doneSegs, total: segments.length });
-    }
-
-    // report
-    const regions: RecordingRegion[] = claims
-      .map((c) => ({ file: c.file, start: c.anchors[0]!.start, end: c.anchors.at(-1)!.end, firstWord: keyToken[c.anchors[0]!.key]!, lastWord: keyToken[c.anchors.at(-1)!.key]! }))
-      .sort((a, b) => order.indexOf(a.file) - order.indexOf(b.file) || a.start - b.start);
-    const wordsTimed = words.filter(Boolean).length;
-    const audioMatchedSeconds = regions.reduce((s, r) => s + r.end - r.start, 0);
-    const fileReports: RecordingFileReport[] = files.map((f) => {
-      const rs = regions.filter((r) => r.file === f.decoded.index);
-      return {
-        index: f.decoded.index,
-        path: f.decoded.source,
-        duration: f.decoded.duration,
-        chapters: f.decoded.chapters,
-        position: order.indexOf(f.decoded.index),
-        offset: offsets.get(f.decoded.index)!,
-        firstWord: rs.length ? Math.min(...rs.map((r) => r.firstWord)) : null,
-        lastWord: rs.length ? Math.max(...rs.map((r) => r.lastWord)) : null,
-        matchedSeconds: rs.reduce((s, r) => s + r.end - r.start, 0),
-      };
-    });
-    return {
-      words,
-      order,
-      files: fileReports,
-      regions,
-      coverage: {
-        wordsTotal: words.length,
-        wordsTimed,
-        textMatched: wordsTimed / words.length,
-        audioSeconds: totalSeconds,
-        audioMatchedSeconds,
-        audioUnmatched: 1 - audioMatchedSeconds / Math.max(1e-9, totalSeconds),
-        heardMatched,
-        heardPerMinute: perMinute,
-        decodedShare: decodedSeconds / Math.max(1e-9, totalSeconds),
-        segments: segments.length,
-        segmentsFallback,
-      },
-    };
+    const claims = claimRegions(files);
+    growToSentenceEdges(run, claims, pace);
+    const { heardMatched, perMinute } = checkMatch(files, claims, decodedSeconds);
+    const { order, offsets } = readingOrder(files, claims);
+    const segments = cutSegments(run, claims);
+    const { words, segmentsFallback } = await timeSegments(run, segments, offsets);
+    return report(run, { words, order, offsets, claims, segments, segmentsFallback, heardMatched, perMinute, decodedSeconds });
   } finally {
     if (ownDir) fs.rmSync(workDir, { recursive: true, force: true });
   }
+}
+
+function checkInput(opts: AlignRecordingOptions): void {
+  if (!opts.files.length) throw new SpeechInputError('no audio files to align');
+  if (!opts.words.length) throw new SpeechInputError('the document has no words to align');
+  if (!recordingLanguageSupported(opts.language)) {
+    throw new SpeechInputError(`long recordings are located in the text by an English recogniser for now; no recogniser for language "${opts.language}"`);
+  }
+}
+
+/** 1. Every file decoded once, two at a time (ffmpeg is single-threaded for audio). */
+async function decodeFiles(opts: AlignRecordingOptions, workDir: string, stop: () => Promise<void>): Promise<DecodedFile[]> {
+  const decodedFiles: DecodedFile[] = new Array(opts.files.length);
+  let nextFile = 0, filesDone = 0;
+  opts.onProgress?.({ phase: 'decode', done: 0, total: opts.files.length });
+  await Promise.all(
+    Array.from({ length: Math.min(2, opts.files.length) }, async () => {
+      for (let i = nextFile++; i < opts.files.length; i = nextFile++) {
+        await stop();
+        decodedFiles[i] = await decodeRecordingFile(opts.files[i]!, i, workDir, opts.signal);
+        opts.onProgress?.({ phase: 'decode', done: ++filesDone, total: opts.files.length });
+      }
+    }),
+  );
+  return decodedFiles;
+}
+
+/** The first pass's windows: every file in full when the recording is short, else one window in every SPARSE_STRIDE seconds. */
+function firstWindows(files: FileState[], totalSeconds: number): AudioWindow[] {
+  const stride = totalSeconds <= DENSE_UP_TO ? WINDOW : SPARSE_STRIDE;
+  const pending: AudioWindow[] = [];
+  for (const f of files) {
+    for (let t = 0; t < f.decoded.duration; t += stride) {
+      const end = Math.min(f.decoded.duration, t + WINDOW);
+      if (end - t >= MIN_WINDOW || t === 0) pending.push({ file: f.decoded.index, start: t, end });
+    }
+  }
+  return pending;
+}
+
+/** 2. Locate: passes of recognition until every stretch whose anchors do not fit the pace has been heard. */
+async function locate(run: Run, workDir: string, sentences: string[][]): Promise<{ pace: Pace; decodedSeconds: number }> {
+  const { opts, files, keys, stop } = run;
+  const recognizer = createBookRecognizer(new Set(keys), { workDir, sentences, processes: opts.processes });
+  let pending = firstWindows(files, files.reduce((s, f) => s + f.decoded.duration, 0));
+  let pace: Pace = DEFAULT_PACE;
+  let decodedSeconds = 0;
+  let plannedSeconds = pending.reduce((s, w) => s + w.end - w.start, 0);
+  for (let pass = 0; pass < MAX_PASSES && pending.length; pass++) {
+    await stop();
+    const doneBefore = decodedSeconds;
+    const progress = (done: number) => opts.onProgress?.({ phase: 'locate', done: Math.round(done), total: Math.round(Math.max(plannedSeconds, doneBefore + 1)) });
+    progress(doneBefore);
+    const windows = pending;
+    const heard = await recognizer.recognize(
+      files.map((f) => f.decoded),
+      windows,
+      { signal: opts.signal, stop, onWindows: (n) => progress(doneBefore + windows.slice(0, n).reduce((s, w) => s + w.end - w.start, 0)) },
+    );
+    decodedSeconds += addHeard(files, windows, heard);
+    const chained = chainAll(run, pace);
+    pace = chained.pace;
+    pending = [];
+    const want = (fi: number, a: number, b: number) => {
+      for (const [s, e] of uncovered(files[fi]!.covered, Math.max(0, a), Math.min(files[fi]!.decoded.duration, b))) pending.push({ file: fi, start: s, end: e });
+    };
+    files.forEach((f, fi) => {
+      f.runs = findRuns(run, chained, fi, want);
+      if (f.runs.length) {
+        // what lies before, between and after the matched runs
+        want(fi, 0, f.runs[0]![0]!.start);
+        for (let r = 1; r < f.runs.length; r++) want(fi, f.runs[r - 1]!.at(-1)!.end, f.runs[r]![0]!.start);
+        want(fi, f.runs.at(-1)!.at(-1)!.end, f.decoded.duration);
+      }
+    });
+    // a recording that matched nothing after its first pass is refined no further (another text)
+    if (!files.some((f) => f.runs.length)) pending = [];
+    // keep window order per file stable; drop duplicates
+    const seen = new Set<string>();
+    pending = pending.filter((w) => !seen.has(`${w.file}:${w.start.toFixed(2)}`) && seen.add(`${w.file}:${w.start.toFixed(2)}`));
+    plannedSeconds = decodedSeconds + pending.reduce((s, w) => s + w.end - w.start, 0);
+  }
+  return { pace, decodedSeconds };
+}
+
+/** A pass's heard words into their files; each heard word learns its stretch of continuously decoded audio. Returns the seconds decoded. */
+function addHeard(files: FileState[], windows: AudioWindow[], heard: Awaited<ReturnType<BookRecognizer['recognize']>>): number {
+  let seconds = 0;
+  windows.forEach((w, k) => {
+    const f = files[w.file]!;
+    f.covered.push([w.start, w.end]);
+    for (const h of heard[k]!) f.heard.push({ ...h, stretch: -1 });
+    seconds += w.end - w.start;
+  });
+  for (const f of files) {
+    f.covered.sort((a, b) => a[0] - b[0]);
+    f.heard.sort((a, b) => a.start - b.start);
+    // touching windows make one stretch of continuously decoded audio
+    const stretches: [number, number][] = [];
+    for (const [s, e] of f.covered) {
+      const last = stretches[stretches.length - 1];
+      if (last && s <= last[1] + 0.01) last[1] = Math.max(last[1], e);
+      else stretches.push([s, e]);
+    }
+    for (const h of f.heard) {
+      const mid = (h.start + h.end) / 2;
+      h.stretch = stretches.findIndex(([s, e]) => mid >= s - 1e-6 && mid <= e + 1e-6);
+    }
+  }
+  return seconds;
+}
+
+/** The anchor chains of every file and the narrator's pace they show. */
+interface Chained {
+  pace: Pace;
+  chains: Anchor[][];
+  /** Seconds the text between two anchors takes at the pace. */
+  predicted: (a: Anchor, b: Anchor) => number;
+  /** Median and spread of the log ratio (time taken / predicted) across undecoded audio. */
+  mid: number;
+  spread: number;
+}
+
+/** Chain loosely, learn the narrator's pace, chain again in step with it; then how far out of step the gaps across undecoded audio are. */
+function chainAll(run: Run, previous: Pace): Chained {
+  const { files, index } = run;
+  let pace = previous;
+  const loose = files.map((f) => chainAnchors(f.heard, index, DEFAULT_PACE));
+  const paces = loose.map((a) => measurePace(a, index)).filter((p): p is number => p !== null).sort((a, b) => a - b);
+  if (paces.length) pace = { secondsPerChar: paces[Math.floor(paces.length / 2)]!, low: 0.6, high: 1.7, slack: 10 };
+  const chains = pace === DEFAULT_PACE ? loose : files.map((f) => chainAnchors(f.heard, index, pace));
+  const predicted = (a: Anchor, b: Anchor) => Math.max(0.2, (index.charsBefore[b.key]! - index.charsBefore[a.key]!) * pace.secondsPerChar);
+  // gaps between anchors across undecoded audio: how far out of step is each (log ratio)?
+  const sampledRatios: number[] = [];
+  for (const chain of chains) {
+    for (let k = 1; k < chain.length; k++) {
+      const a = chain[k - 1]!, b = chain[k]!;
+      if (a.stretch !== b.stretch) sampledRatios.push(Math.log((b.start - a.start) / predicted(a, b)));
+    }
+  }
+  const mid = median(sampledRatios);
+  const spread = Math.max(0.1, 3 * 1.4826 * median(sampledRatios.map((r) => Math.abs(r - mid))));
+  return { pace, chains, predicted, mid, spread };
+}
+
+function median(xs: number[]): number {
+  return xs.length ? [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]! : 0;
+}
+
+/** Book words between two anchors with far fewer heard words for them were not read (a misheard stretch still yields about as many heard words as it has). */
+function skipped(bookGap: number, heardGap: number): boolean {
+  return bookGap >= 4 && heardGap < bookGap / 2 - 1;
+}
+
+/** A file's matched runs of anchors; gaps out of step across audio nobody heard go to `want` (decoded on the next pass). */
+function findRuns(run: Run, c: Chained, fi: number, want: (fi: number, a: number, b: number) => void): Anchor[][] {
+  const chain = c.chains[fi]!;
+  const fits = (a: Anchor, b: Anchor) => {
+    const dt = b.start - a.start, pred = c.predicted(a, b);
+    if (a.stretch === b.stretch) {
+      // all of the audio between was heard: the words between must be few on both
+      // sides (recognition slips), and the time must fit them
+      const gk = b.key - a.key - 1, gh = b.heard - a.heard - 1;
+      if (gk > MAX_GAP_WORDS || gh > MAX_GAP_WORDS || skipped(gk, gh)) return false;
+      // (a pause of a few seconds fits; music or noise between sentences does not)
+      return dt >= 0.3 * pred - 1 && dt <= 2 * pred + MAX_PAUSE;
+    }
+    if (Math.abs(Math.log(dt / pred) - c.mid) <= c.spread) return true;
+    want(fi, a.end, b.start); // out of step across audio nobody heard: hear it
+    return false;
+  };
+  const all = splitRuns(chain, fits, MIN_SHORT_RUN).map((r) => r.anchors);
+  // a short run counts only beside a long one whose text it continues (a sentence
+  // after music, a line after a pause): alone, three words are chance
+  const long = (r: Anchor[]) => r.length >= MIN_ANCHORS;
+  const continues = (a: Anchor[] | undefined, b: Anchor[] | undefined) => !!a && !!b && b[0]!.key - a.at(-1)!.key - 1 <= MAX_GAP_WORDS && b[0]!.key > a.at(-1)!.key;
+  const kept = all.filter((r, i) => long(r) || (long(all[i - 1] ?? []) && continues(all[i - 1], r)) || (long(all[i + 1] ?? []) && continues(r, all[i + 1])));
+  // Two runs that follow each other in both text and time, with a gap whose length fits
+  // the words between at the reader's pace, are one region whose middle the recogniser
+  // misheard (a name, a noisy line): only the chance anchors were worth dropping.
+  const runs: Anchor[][] = [];
+  for (const r of kept) {
+    const prev = runs[runs.length - 1];
+    const a = prev?.[prev.length - 1], b = r[0]!;
+    const inStep = prev && a && b.key > a.key && Math.abs(b.start - a.start - c.predicted(a, b)) <= 1.5 + 0.35 * c.predicted(a, b);
+    if (inStep && !(a.stretch === b.stretch && skipped(b.key - a.key - 1, b.heard - a.heard - 1))) prev.push(...r);
+    else runs.push([...r]);
+  }
+  return runs;
+}
+
+/** 3. Regions: longest run first; a book word belongs to one region only. */
+function claimRegions(files: FileState[]): Claim[] {
+  const claims: Claim[] = [];
+  files.forEach((f, fi) => f.runs.forEach((anchors) => claims.push({ file: fi, anchors })));
+  claims.sort((a, b) => b.anchors.length - a.anchors.length);
+  const taken: [number, number][] = [];
+  const kept: Claim[] = [];
+  for (const c of claims) {
+    const free = c.anchors.filter((a) => !taken.some(([s, e]) => a.key >= s && a.key <= e));
+    // the largest stretch of consecutive free anchors
+    let best: Anchor[] = [], cur: Anchor[] = [];
+    for (const a of c.anchors) {
+      if (free.includes(a)) cur.push(a);
+      else cur = [];
+      if (cur.length > best.length) best = [...cur];
+    }
+    if (best.length < MIN_ANCHORS) continue;
+    taken.push([best[0]!.key, best.at(-1)!.key]);
+    kept.push({ file: c.file, anchors: best });
+  }
+  return kept;
+}
+
+/**
+ * Edges: recognition often garbles a sentence's first or last words (a first breath, a
+ * name); a region grows to its sentence's edge when there is heard speech beside it, no
+ * further than a pause away, that lasts about as long as those words take at the reader's pace.
+ */
+function growToSentenceEdges(run: Run, claims: Claim[], pace: Pace): void {
+  const { opts, files, keys, keyToken, index } = run;
+  const endsSentence = (token: number) => /[.!?…]["'”’)\]]*$/u.test(opts.words[token]!);
+  const keyTaken = (k: number, self: Claim) => claims.some((o) => o !== self && k >= o.anchors[0]!.key && k <= o.anchors.at(-1)!.key);
+  const heardTaken = (fi: number, h: HeardIn, self: Claim) => claims.some((o) => o !== self && o.file === fi && h.end > o.anchors[0]!.start && h.start < o.anchors.at(-1)!.end);
+  const fitsPace = (chars: number, seconds: number) => {
+    const pred = chars * pace.secondsPerChar;
+    return seconds >= 0.5 * pred - 0.3 && seconds <= 2 * pred + 0.3;
+  };
+  for (const c of claims) {
+    const f = files[c.file]!;
+    const first = c.anchors[0]!;
+    let k = first.key;
+    while (k > 0 && !endsSentence(keyToken[k - 1]!) && !keyTaken(k - 1, c)) k--;
+    if (k < first.key) {
+      // take heard words back from the anchor, no further than a pause, until they sound
+      // about as long as the missing words take
+      const need = 0.5 * (index.charsBefore[first.key]! - index.charsBefore[k]!) * pace.secondsPerChar;
+      let h = first.heard, onset = first.start, sounding = 0;
+      for (; h > 0 && sounding < need; h--) {
+        const p = f.heard[h - 1]!;
+        if (p.stretch !== first.stretch || onset - p.end > EDGE_PAUSE || heardTaken(c.file, p, c)) break;
+        onset = p.start;
+        sounding += p.end - p.start;
+      }
+      if (fitsPace(index.charsBefore[first.key]! - index.charsBefore[k]!, sounding)) c.anchors.unshift({ heard: h, key: k, start: onset, end: onset, stretch: first.stretch });
+    }
+    const last = c.anchors.at(-1)!;
+    k = last.key;
+    while (k + 1 < keys.length && !endsSentence(keyToken[k]!) && !keyTaken(k + 1, c)) k++;
+    if (k > last.key) {
+      const need = 0.5 * (index.charsBefore[k + 1]! - index.charsBefore[last.key + 1]!) * pace.secondsPerChar;
+      let h = last.heard, offset = last.end, sounding = 0;
+      for (; h + 1 < f.heard.length && sounding < need; h++) {
+        const n = f.heard[h + 1]!;
+        if (n.stretch !== last.stretch || n.start - offset > EDGE_PAUSE || heardTaken(c.file, n, c)) break;
+        offset = n.end;
+        sounding += n.end - n.start;
+      }
+      if (fitsPace(index.charsBefore[k + 1]! - index.charsBefore[last.key + 1]!, sounding)) c.anchors.push({ heard: h, key: k, start: offset, end: offset, stretch: last.stretch });
+    }
+  }
+}
+
+/** The failure rules: too few heard words in matched regions → not this text, or not speech at all. */
+function checkMatch(files: FileState[], claims: Claim[], decodedSeconds: number): { heardMatched: number; perMinute: number } {
+  const heardTotal = files.reduce((s, f) => s + f.heard.length, 0);
+  let heardIn = 0;
+  for (const f of files) {
+    const spans = claims.filter((c) => c.file === f.decoded.index).map((c) => [c.anchors[0]!.start, c.anchors.at(-1)!.end] as const);
+    for (const h of f.heard) if (spans.some(([s, e]) => h.start >= s - 0.05 && h.end <= e + 0.05)) heardIn++;
+  }
+  const heardMatched = heardTotal ? heardIn / heardTotal : 0;
+  const perMinute = heardTotal / Math.max(1 / 60, decodedSeconds / 60);
+  if (heardMatched < THRESHOLDS.minHeardMatched) {
+    const share = `${(100 * heardMatched).toFixed(1)}% of the words heard in it were found in the text (at least ${100 * THRESHOLDS.minHeardMatched}% needed)`;
+    if (perMinute < THRESHOLDS.minSpeechWordsPerMinute) {
+      throw new RecordingMismatchError(
+        `the recording does not sound like speech: ${perMinute.toFixed(0)} words a minute were recognised in it (read speech gives 120 or more; music and noise fewer), and ${share}`,
+        'not-speech',
+        { heardMatched, textMatched: 0 },
+      );
+    }
+    throw new RecordingMismatchError(`the recording is not a reading of this text: only ${share}; is it the right book?`, 'other-text', { heardMatched, textMatched: 0 });
+  }
+  return { heardMatched, perMinute };
+}
+
+/** Files by the first book word they hold (unmatched files stay after their predecessor), and each file's start on the joined timeline. */
+function readingOrder(files: FileState[], claims: Claim[]): { order: number[]; offsets: Map<number, number> } {
+  const firstKey = new Map<number, number>();
+  for (const c of claims) firstKey.set(c.file, Math.min(firstKey.get(c.file) ?? Infinity, c.anchors[0]!.key));
+  let lastSeen = -1;
+  const sortKey = files.map((f) => {
+    const k = firstKey.get(f.decoded.index);
+    if (k !== undefined) lastSeen = k;
+    return [k ?? lastSeen + 0.5, f.decoded.index] as const;
+  });
+  const order = [...sortKey].sort((a, b) => a[0] - b[0] || a[1] - b[1]).map(([, i]) => i);
+  const offsets = new Map<number, number>();
+  let acc = 0;
+  for (const i of order) (offsets.set(i, acc), (acc += files[i]!.decoded.duration));
+  return { order, offsets };
+}
+
+/** 4. Segments for the per-segment aligner: each region, cut at anchors once a segment passes SEGMENT_SECONDS. */
+function cutSegments(run: Run, claims: Claim[]): Segment[] {
+  const { files, keyToken } = run;
+  const segments: Segment[] = [];
+  for (const c of claims) {
+    const f = files[c.file]!;
+    const heardBefore = (a: Anchor) => f.heard[a.heard - 1];
+    const heardAfter = (a: Anchor) => f.heard[a.heard + 1];
+    const first = c.anchors[0]!, last = c.anchors.at(-1)!;
+    let segStart = Math.max(0, first.start - PAD, heardBefore(first)?.end ?? 0);
+    let segFirstToken = keyToken[first.key]!;
+    let segBegin = first;
+    for (let k = 1; k < c.anchors.length; k++) {
+      const x = c.anchors[k - 1]!, y = c.anchors[k]!;
+      if (y.start - segBegin.start < SEGMENT_SECONDS) continue;
+      if (y.key !== x.key + 1 || y.heard !== x.heard + 1 || keyToken[y.key] === keyToken[x.key]) continue;
+      const cut = (x.end + y.start) / 2;
+      segments.push({ file: c.file, start: segStart, end: cut, firstToken: segFirstToken, lastToken: keyToken[x.key]! });
+      segStart = cut;
+      segFirstToken = keyToken[y.key]!;
+      segBegin = y;
+    }
+    const after = heardAfter(last);
+    const segEnd = Math.min(f.decoded.duration, last.end + PAD, after && after.start >= last.end ? after.start : Infinity);
+    segments.push({ file: c.file, start: segStart, end: segEnd, firstToken: segFirstToken, lastToken: keyToken[last.key]! });
+  }
+  return segments;
+}
+
+/**
+ * 5. Time: every segment's words by the per-segment aligner, as many segments at once as it
+ * runs (its `concurrency`: worker threads), longest first so that the threads finish together.
+ */
+async function timeSegments(run: Run, segments: Segment[], offsets: Map<number, number>): Promise<{ words: (TimedWord | null)[]; segmentsFallback: number }> {
+  const { opts } = run;
+  const words: (TimedWord | null)[] = opts.words.map(() => null);
+  let done = 0;
+  let segmentsFallback = 0;
+  opts.onProgress?.({ phase: 'align', done: 0, total: segments.length });
+  const queue = [...segments].sort((a, b) => b.end - b.start - (a.end - a.start));
+  const lanes = Math.max(1, Math.min(opts.aligner.concurrency ?? 1, queue.length));
+  await Promise.all(
+    Array.from({ length: lanes }, async () => {
+      for (let s = queue.shift(); s; s = queue.shift()) {
+        await run.stop();
+        const { timed, fellBack } = await timeSegment(run, s);
+        if (fellBack) segmentsFallback++;
+        const off = offsets.get(s.file)!;
+        timed.forEach((w, k) => {
+          const start = s.start + w.start, end = s.start + w.end;
+          words[s.firstToken + k] = { file: s.file, start, end, globalStart: off + start, globalEnd: off + end };
+        });
+        opts.onProgress?.({ phase: 'align', done: ++done, total: segments.length });
+      }
+    }),
+  );
+  return { words, segmentsFallback };
+}
+
+/** One segment's words, by the aligner or, where it finds no path, by the fallback aligner. */
+async function timeSegment(run: Run, s: Segment): Promise<{ timed: WordTiming[]; fellBack: boolean }> {
+  const { opts, files } = run;
+  const f = files[s.file]!;
+  const samples = readSamples(f.decoded, s.start, s.end);
+  const text = opts.words.slice(s.firstToken, s.lastToken + 1).join(' ');
+  // narrow-band sources go to the aligner at their own rate, so that it compares only the
+  // bands they have (upsampled to 16 kHz they would look silent above 4 kHz)
+  const rate = Math.min(RATE, f.decoded.sourceRate);
+  const audio = rate === RATE ? samples : resample(samples, RATE, rate);
+  try {
+    return { timed: await opts.aligner.align(audio, rate, text, opts.language), fellBack: false };
+  } catch (e) {
+    if (!(e instanceof SpeechInputError) || !opts.fallbackAligner) throw e;
+    return { timed: await opts.fallbackAligner.align(audio, rate, text, opts.language), fellBack: true };
+  }
+}
+
+/** The result: regions in reading order, per-file reports and the coverage figures. */
+function report(
+  run: Run,
+  r: { words: (TimedWord | null)[]; order: number[]; offsets: Map<number, number>; claims: Claim[]; segments: Segment[]; segmentsFallback: number; heardMatched: number; perMinute: number; decodedSeconds: number },
+): RecordingAlignment {
+  const { files, keyToken } = run;
+  const { words, order, offsets } = r;
+  const totalSeconds = files.reduce((s, f) => s + f.decoded.duration, 0);
+  const regions: RecordingRegion[] = r.claims
+    .map((c) => ({ file: c.file, start: c.anchors[0]!.start, end: c.anchors.at(-1)!.end, firstWord: keyToken[c.anchors[0]!.key]!, lastWord: keyToken[c.anchors.at(-1)!.key]! }))
+    .sort((a, b) => order.indexOf(a.file) - order.indexOf(b.file) || a.start - b.start);
+  const wordsTimed = words.filter(Boolean).length;
+  const audioMatchedSeconds = regions.reduce((s, x) => s + x.end - x.start, 0);
+  const fileReports: RecordingFileReport[] = files.map((f) => {
+    const rs = regions.filter((x) => x.file === f.decoded.index);
+    return {
+      index: f.decoded.index,
+      path: f.decoded.source,
+      duration: f.decoded.duration,
+      chapters: f.decoded.chapters,
+      position: order.indexOf(f.decoded.index),
+      offset: offsets.get(f.decoded.index)!,
+      firstWord: rs.length ? Math.min(...rs.map((x) => x.firstWord)) : null,
+      lastWord: rs.length ? Math.max(...rs.map((x) => x.lastWord)) : null,
+      matchedSeconds: rs.reduce((s, x) => s + x.end - x.start, 0),
+    };
+  });
+  return {
+    words,
+    order,
+    files: fileReports,
+    regions,
+    coverage: {
+      wordsTotal: words.length,
+      wordsTimed,
+      textMatched: wordsTimed / words.length,
+      audioSeconds: totalSeconds,
+      audioMatchedSeconds,
+      audioUnmatched: 1 - audioMatchedSeconds / Math.max(1e-9, totalSeconds),
+      heardMatched: r.heardMatched,
+      heardPerMinute: r.perMinute,
+      decodedShare: r.decodedSeconds / Math.max(1e-9, totalSeconds),
+      segments: r.segments.length,
+      segmentsFallback: r.segmentsFallback,
+    },
+  };
 }
