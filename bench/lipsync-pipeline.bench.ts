@@ -27,7 +27,7 @@ fs.writeFileSync(pdf, makePdf({ pages: PAGES.map((text) => [{ text, x: 72, y: 70
 const config = loadServiceConfig({}, { LECTERN_DATA_DIR: tmp, LECTERN_LIPSYNC_PROVIDER: 'viseme' });
 const log = createLogger('warn', 'bench');
 const speech = await createLocalSpeech('espeak', { modelsDir: config.modelsDir, device: 'cpu', voice: null });
-const presenter = await createPresenterGenerator(config, log);
+const presenter = await createPresenterGenerator({ gpu: null, modelsDir: config.modelsDir, lipsync: config.lipsync }, log);
 let narrated = 0;
 let iteration = 0;
 

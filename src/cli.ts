@@ -148,7 +148,10 @@ async function run(positional: string[], flags: Flags, rest: string[]): Promise<
   });
   if (process.stderr.isTTY) process.stderr.write('\n');
   process.stdout.write(`${out.files.join('\n')}\n`);
-  process.stderr.write(`lectern: ${out.duration.toFixed(1)} s of narration (${out.engine}${out.voice ? ` ${out.voice}` : ''}) → ${out.files[0]}\n`);
+  const source = out.recording
+    ? `your recording; ${out.recording.wordsTimed} of ${out.recording.words} words of the text found in it, the rest marked skipped`
+    : `${out.engine}${out.voice ? ` ${out.voice}` : ''}`;
+  process.stderr.write(`lectern: ${out.duration.toFixed(1)} s of narration (${source}) → ${out.files[0]}\n`);
   return 0;
 }
 

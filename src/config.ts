@@ -37,6 +37,8 @@ export interface ServiceConfig {
   namespace: string;
   /** Comma-separated GPU inference servers; empty → speech runs locally. */
   gpuServerUrls: string[];
+  /** How often the process's GPU client checks every server's /health (LECTERN_GPU_HEALTH_MS). */
+  gpuHealthIntervalMs: number;
   modelsDir: string;
   /** Largest accepted upload in bytes (413 above). */
   maxUploadBytes: number;
@@ -162,6 +164,7 @@ export function loadServiceConfig(flags: Flags = {}, env: Env = process.env): Se
     redisUrl,
     namespace: namespace(str(flags, 'namespace', env, 'LECTERN_NAMESPACE') ?? 'lectern'),
     gpuServerUrls: urlList(flags, env, 'gpu-server-url', 'LECTERN_GPU_SERVER_URL'),
+    gpuHealthIntervalMs: int(flags, env, 'gpu-health-ms', 'LECTERN_GPU_HEALTH_MS', 10_000, 100),
     modelsDir: path.resolve(str(flags, 'models-dir', env, 'LECTERN_MODELS_DIR') ?? path.join(PROJECT_ROOT, 'models')),
     maxUploadBytes: int(flags, env, 'max-upload-bytes', 'LECTERN_MAX_UPLOAD_BYTES', 200 * 1024 * 1024, 1),
     webDir: path.resolve(str(flags, 'web-dir', env, 'LECTERN_WEB_DIR') ?? path.join(PROJECT_ROOT, 'web', 'dist')),

@@ -1,10 +1,11 @@
-// `lectern serve` and `lectern worker`: stores, storage, the HTTP app and the worker,
-// put together for one mode or the other, and taken down in order.
+// `lectern serve` and `lectern worker`: stores, storage, the GPU client, the HTTP app and the
+// worker, put together for one mode or the other, and taken down in order.
 import fs from 'node:fs';
 import type { ServiceConfig } from './config.ts';
 import { buildServiceApp } from './api/app.ts';
+import { createGpuClient, type GpuClient } from './gpu-client/index.ts';
 import { createStores } from './jobs/index.ts';
-import { startWorker, type RunningWorker } from './jobs/job-runner.ts';
+import { startWorker, type RunningWorker, type WorkerSettings } from './jobs/job-runner.ts';
 import type { Stores } from './jobs/types.ts';
 import type { Logger } from './log.ts';
 import { checkFfmpeg } from './media/ffmpeg.ts';
@@ -19,7 +20,14 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
-async function prepare(config: ServiceConfig, log: Logger): Promise<{ stores: Stores; storage: Storage }> {
+interface Prepared {
+  stores: Stores;
+  storage: Storage;
+  /** See gpuClientFor. */
+  gpu: GpuClient | null;
+}
+
+async function prepare(config: ServiceConfig, log: Logger): Promise<Prepared> {
   await checkFfmpeg();
   // An unreachable store, a missing bucket or refused credentials stop start-up here, naming the bucket and endpoint.
   const storage = createStorage(config);
@@ -36,11 +44,27 @@ async function prepare(config: ServiceConfig, log: Logger): Promise<{ stores: St
     await storage.close();
     throw err;
   }
-  return { stores, storage };
+  return { stores, storage, gpu: gpuClientFor(config, log) };
+}
+
+/**
+ * Local speech or GPU servers, decided once per process: with LECTERN_GPU_SERVER_URL set, the
+ * one GPU client that the worker's speech, its lip-sync clips and the API's voice library
+ * share (one round of health checks, one view of which server is up and how busy); null →
+ * local engines. The process closes it last, after the worker and the HTTP app.
+ */
+function gpuClientFor(config: ServiceConfig, log: Logger): GpuClient | null {
+  if (config.gpuServerUrls.length === 0) return null;
+  return createGpuClient({ urls: config.gpuServerUrls, token: config.gpuServerToken ?? undefined, healthIntervalMs: config.gpuHealthIntervalMs, log });
+}
+
+/** The fields of the config a worker runs with. */
+function workerSettings(config: ServiceConfig): WorkerSettings {
+  return { workerConcurrency: config.workerConcurrency, modelsDir: config.modelsDir, tts: config.tts, lipsync: config.lipsync };
 }
 
 export async function startService(config: ServiceConfig, log: Logger): Promise<RunningService> {
-  const { stores, storage } = await prepare(config, log);
+  const { stores, storage, gpu } = await prepare(config, log);
   const app = await buildServiceApp({
     stores,
     storage,
@@ -48,10 +72,10 @@ export async function startService(config: ServiceConfig, log: Logger): Promise<
     maxUploadBytes: config.maxUploadBytes,
     webDir: config.webDir,
     security: config.security,
-    speech: { modelsDir: config.modelsDir, gpuServerUrls: config.gpuServerUrls, gpuServerToken: config.gpuServerToken, ttsBackend: config.tts.backend },
+    speech: { modelsDir: config.modelsDir, gpu, ttsBackend: config.tts.backend },
   });
   let worker: RunningWorker | null = null;
-  if (config.embeddedWorker) worker = await startWorker({ config, stores, storage, log });
+  if (config.embeddedWorker) worker = await startWorker({ config: workerSettings(config), gpu, stores, storage, log });
   // Objects a crash left without their job or upload, and stale unfinished uploads.
   const sweeper = startStorageSweeper(storage, stores.jobs, log, config.storage.sweepIntervalSeconds * 1000);
   await app.listen({ host: config.host, port: config.port });
@@ -76,6 +100,7 @@ export async function startService(config: ServiceConfig, log: Logger): Promise<
       clearTimeout(force);
       log.info({ ms: Date.now() - t0 }, 'shutdown: HTTP closed; handing running tasks back to the queue');
       await worker?.close();
+      gpu?.close();
       await sweeper.stop();
       await stores.close();
       await storage.close();
@@ -84,11 +109,12 @@ export async function startService(config: ServiceConfig, log: Logger): Promise<
 }
 
 export async function startStandaloneWorker(config: ServiceConfig, log: Logger): Promise<{ close(): Promise<void> }> {
-  const { stores, storage } = await prepare(config, log);
-  const worker = await startWorker({ config, stores, storage, log });
+  const { stores, storage, gpu } = await prepare(config, log);
+  const worker = await startWorker({ config: workerSettings(config), gpu, stores, storage, log });
   return {
     async close() {
       await worker.close();
+      gpu?.close();
       await stores.close();
       await storage.close();
     },

@@ -36,6 +36,7 @@ const serviceCases: Case[] = [
   ['--redis-url not redis', { 'database-url': 'postgres://x', 'redis-url': 'http://x' }, {}, /--redis-url \(LECTERN_REDIS_URL\) must be a redis:\/\/ URL/],
   ['--database-url without --redis-url', { 'database-url': 'postgres://x' }, {}, /needs both LECTERN_DATABASE_URL and LECTERN_REDIS_URL/],
   ['--gpu-server-url without a scheme', { 'gpu-server-url': 'gpu-box:8100' }, {}, /--gpu-server-url \(LECTERN_GPU_SERVER_URL\) must be a comma-separated list of http:\/\/ or https:\/\/ URLs, got "gpu-box:8100"/],
+  ['--gpu-health-ms below 100', { 'gpu-health-ms': '10' }, {}, /--gpu-health-ms \(LECTERN_GPU_HEALTH_MS\) must be between 100/],
   ['LECTERN_GPU_SERVER_URL with one bad entry', {}, { LECTERN_GPU_SERVER_URL: 'http://a:8100,ftp://b' }, /--gpu-server-url \(LECTERN_GPU_SERVER_URL\) must be .* got "ftp:\/\/b"/],
   ['LECTERN_CORS_ORIGINS not an origin', {}, { LECTERN_CORS_ORIGINS: 'example.com' }, /LECTERN_CORS_ORIGINS\) must be a comma-separated list of http:\/\/ or https:\/\/ URLs \(or \*\), got "example.com"/],
   ['--storage-download unknown', { 'storage-download': 'stream' }, {}, /--storage-download \(LECTERN_STORAGE_DOWNLOAD\) must be redirect or proxy, got "stream"/],

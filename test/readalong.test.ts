@@ -378,6 +378,8 @@ describe('readalong: lectern run', () => {
     expect(tl.words.map((w) => w.word)).toEqual(book.words);
     expect(tl.words.filter((w, i) => w.start !== null && !book.spoken[i])).toEqual([]);
     expect(tl.coverage.words_timed).toBeGreaterThanOrEqual(80);
+    // the summary names the recording, not the voice that would narrate an audio job
+    expect(stderr).toContain(`(your recording; ${tl.coverage.words_timed} of ${tl.words.length} words of the text found in it, the rest marked skipped)`);
     expect((await epubcheck(out)).summary).toMatch(/0 fatals \/ 0 errors \/ 0 warnings/);
   });
 });

@@ -343,7 +343,7 @@ describe('voice API without a GPU server (embedded)', () => {
       JSON.stringify({ voices: [{ id: 'ghost', name: 'Ghost', language: 'en-US', engine: 'piper', model: 'en_US-not-installed' }] }),
     );
     const app = await voiceApp();
-    await voiceRoutes(app, { jobs: svc.stores.jobs, storage: svc.storage, log: createLogger('warn', 'voices-test'), modelsDir: path.join(import.meta.dirname, '..', 'models'), gpuServerUrls: [], voicesDir: dir });
+    await voiceRoutes(app, { jobs: svc.stores.jobs, storage: svc.storage, log: createLogger('warn', 'voices-test'), modelsDir: path.join(import.meta.dirname, '..', 'models'), gpu: null, voicesDir: dir });
     const other = await app.listen({ host: '127.0.0.1', port: 0 });
     try {
       expect((await json(other, 'GET', '/api/voices')).body).toEqual([{ id: 'ghost', name: 'Ghost', language: 'en-US', description: '', ref_text: '', available: false, default: false }]);
@@ -355,7 +355,7 @@ describe('voice API without a GPU server (embedded)', () => {
       // A broken manifest before any good read is a 503 that says why.
       fs.writeFileSync(path.join(dir, 'manifest.json'), '{');
       const app2 = await voiceApp();
-      await voiceRoutes(app2, { jobs: svc.stores.jobs, storage: svc.storage, log: createLogger('warn', 'voices-test'), modelsDir: 'models', gpuServerUrls: [], voicesDir: dir });
+      await voiceRoutes(app2, { jobs: svc.stores.jobs, storage: svc.storage, log: createLogger('warn', 'voices-test'), modelsDir: 'models', gpu: null, voicesDir: dir });
       const u2 = await app2.listen({ host: '127.0.0.1', port: 0 });
       const broken = await json(u2, 'GET', '/api/voices');
       await app2.close();

@@ -23,8 +23,8 @@ export interface ServiceAppOptions {
   log: Logger;
   maxUploadBytes: number;
   security: ServiceSecurity;
-  /** What the voice library needs from the config (ServiceConfig.modelsDir, gpuServerUrls, gpuServerToken, tts.backend). */
-  speech: Pick<VoiceRoutesOptions, 'modelsDir' | 'gpuServerUrls' | 'gpuServerToken' | 'ttsBackend'>;
+  /** What the voice library speaks with: ServiceConfig.modelsDir and tts.backend, and the process's GPU client (or null). */
+  speech: Pick<VoiceRoutesOptions, 'modelsDir' | 'gpu' | 'ttsBackend'>;
   /** The built web app served at `/` (default: web/dist of this checkout). */
   webDir?: string;
 }

@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
+import type { GpuClient } from '../gpu-client/index.ts';
 import type { JobStore } from '../jobs/types.ts';
 import type { Logger } from '../log.ts';
 import { scratchName, VOICE_SAMPLES_PREFIX, type DownloadMeta, type Storage } from '../storage.ts';
@@ -67,19 +68,33 @@ export interface VoiceRoutesOptions {
   storage: Storage;
   log: Logger;
   modelsDir: string;
-  gpuServerUrls: string[];
-  /** Bearer token for the GPU servers (ServiceConfig.gpuServerToken). */
-  gpuServerToken?: string | null;
+  /** The process's GPU client when GPU servers are configured, else null (see VoiceLibraryOptions.gpu). */
+  gpu: GpuClient | null;
   /** Local speech engine (ServiceConfig.tts.backend): decides each language's default voice. */
   ttsBackend?: string;
   voicesDir?: string;
 }
 
 export async function voiceRoutes(app: FastifyInstance, opts: VoiceRoutesOptions): Promise<VoiceLibrary> {
-  const library = new VoiceLibrary({
+  const library = voiceLibrary(opts);
+  app.addSchema(BundledVoice);
+  addDownloadSchemas(app);
+  app.addSchema(LanguageSchema);
+  app.addSchema(CloningStatus);
+  app.addHook('onClose', async () => library.close());
+  listVoicesRoute(app, library);
+  voiceSampleRoute(app, library, opts.storage);
+  cloningStatusRoute(app, library);
+  languagesRoute(app, library);
+  previewRoute(app, library);
+  return library;
+}
+
+/** The library the routes serve, reading uploads through a scratch copy it removes when done. */
+function voiceLibrary(opts: VoiceRoutesOptions): VoiceLibrary {
+  return new VoiceLibrary({
     modelsDir: opts.modelsDir,
-    gpuServerUrls: opts.gpuServerUrls,
-    gpuServerToken: opts.gpuServerToken,
+    gpu: opts.gpu,
     defaultEngine: opts.ttsBackend,
     voicesDir: opts.voicesDir,
     jobs: opts.jobs,
@@ -97,19 +112,18 @@ export async function voiceRoutes(app: FastifyInstance, opts: VoiceRoutesOptions
     cacheDir: opts.storage.cacheDir,
     log: opts.log,
   });
-  const samples = samplePublisher(opts.storage);
-  app.addSchema(BundledVoice);
-  addDownloadSchemas(app);
-  app.addSchema(LanguageSchema);
-  app.addSchema(CloningStatus);
-  app.addHook('onClose', async () => library.close());
+}
 
+function listVoicesRoute(app: FastifyInstance, library: VoiceLibrary): void {
   app.get(
     '/api/voices',
     { schema: { summary: 'Bundled voices, with whether each is available on this install', response: { 200: Type.Array(Type.Ref('BundledVoice')), ...errors(503) } } },
     async () => library.list(),
   );
+}
 
+function voiceSampleRoute(app: FastifyInstance, library: VoiceLibrary, storage: Storage): void {
+  const samples = samplePublisher(storage);
   app.get(
     '/api/voices/:voice_id/audio',
     {
@@ -124,10 +138,12 @@ export async function voiceRoutes(app: FastifyInstance, opts: VoiceRoutesOptions
       const a = await library.sample((req.params as { voice_id: string }).voice_id);
       const meta: DownloadMeta = { filename: a.filename, contentType: a.contentType, inline: true };
       const key = await samples.published(a, meta);
-      return key ? sendStored(req, reply, opts.storage, key, meta) : sendFile(req, reply, a.file, meta);
+      return key ? sendStored(req, reply, storage, key, meta) : sendFile(req, reply, a.file, meta);
     },
   );
+}
 
+function cloningStatusRoute(app: FastifyInstance, library: VoiceLibrary): void {
   app.get(
     '/api/voices/cloning',
     {
@@ -142,13 +158,17 @@ export async function voiceRoutes(app: FastifyInstance, opts: VoiceRoutesOptions
       return { available: why === null, detail: why };
     },
   );
+}
 
+function languagesRoute(app: FastifyInstance, library: VoiceLibrary): void {
   app.get(
     '/api/languages',
     { schema: { summary: 'Languages the installed speech engines speak (eSpeak NG and installed Piper voices)', response: { 200: Type.Array(Type.Ref('Language')) } } },
     async () => library.languages(),
   );
+}
 
+function previewRoute(app: FastifyInstance, library: VoiceLibrary): void {
   app.post(
     '/api/voices/preview',
     {
@@ -166,7 +186,6 @@ export async function voiceRoutes(app: FastifyInstance, opts: VoiceRoutesOptions
       return sendFile(req, reply, a.file, { filename: a.filename, contentType: a.contentType, inline: true });
     },
   );
-  return library;
 }
 
 /**

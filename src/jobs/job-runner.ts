@@ -10,9 +10,9 @@ import { withRequestId } from '../request-context.ts';
 import { fillOptions } from '../pipelines/options.ts';
 import type { JobResult } from '../pipelines/result.ts';
 import { JobCancelled, type PipelineContext, type PipelineInput, type RecordingFile } from '../pipelines/types.ts';
-import { createAligner, type ClosableAligner } from '../speech/align/aligners.ts';
-import { createGpuClient } from '../gpu-client/index.ts';
-import { createPresenterGenerator, type PresenterHandle, type PresenterSettings } from '../pipelines/presenter.ts';
+import { createAligner, defaultAlignerThreads, type ClosableAligner } from '../speech/align/aligners.ts';
+import type { GpuClient } from '../gpu-client/index.ts';
+import { createPresenterGenerator, type LipsyncSettings, type PresenterHandle } from '../pipelines/presenter.ts';
 import { createLocalSpeech, type Speech } from '../speech/local.ts';
 import { createRemoteSpeech } from '../speech/remote.ts';
 import { jobPrefix, type Storage } from '../storage.ts';
@@ -26,17 +26,24 @@ import { cloneReference, localVoiceResolver, speechForVoice } from '../voices/re
 const PROGRESS_WRITE_MS = 500;
 
 /** What a worker runs with (the service config's fields of these names). */
-export interface WorkerSettings extends PresenterSettings {
+export interface WorkerSettings {
   workerConcurrency: number;
+  modelsDir: string;
   tts: { backend: string; voice: string | null; aligner: string };
+  lipsync: LipsyncSettings;
 }
 
 export interface WorkerOptions {
   config: WorkerSettings;
+  /**
+   * The process's GPU client when LECTERN_GPU_SERVER_URL is set: speech and lip-sync clips go
+   * to its servers (the process closes it, after the worker). null: local engines.
+   */
+  gpu: GpuClient | null;
   stores: Stores;
   storage: Storage;
   log: Logger;
-  /** Overrides the speech services (the GPU client plugs in here). */
+  /** Overrides the speech services (by default: remote through `gpu`, else the local backend). */
   speech?: () => Promise<Speech>;
 }
 
@@ -48,7 +55,7 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
   const { config, stores, log } = opts;
   let speech: Promise<Speech> | null = null;
   const getSpeech = () => {
-    speech ??= (opts.speech ?? (() => defaultSpeech(config, log)))();
+    speech ??= (opts.speech ?? (() => defaultSpeech(config, opts.gpu)))();
     speech.catch(() => (speech = null)); // let a later job retry a failed start
     return speech;
   };
@@ -66,20 +73,12 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
 }
 
 /**
- * GPU servers when LECTERN_GPU_SERVER_URL is set (a server that is down fails the job with
- * its name, never a silent local fallback); otherwise the configured local backend.
+ * The GPU servers when the process has a GPU client (a server that is down fails the job
+ * with its name, never a silent local fallback); otherwise the configured local backend.
  */
-async function defaultSpeech(config: WorkerSettings, log: Logger): Promise<Speech> {
-  if (config.gpuServerUrls.length === 0) {
-    return createLocalSpeech(config.tts.backend, { modelsDir: config.modelsDir, device: 'cpu', voice: config.tts.voice, aligner: config.tts.aligner, resolveVoice: localVoiceResolver(config.modelsDir) });
-  }
-  const client = createGpuClient({ urls: config.gpuServerUrls, token: config.gpuServerToken ?? undefined, log });
-  try {
-    return await createRemoteSpeech(client);
-  } catch (e) {
-    client.close();
-    throw e;
-  }
+async function defaultSpeech(config: WorkerSettings, gpu: GpuClient | null): Promise<Speech> {
+  if (gpu) return createRemoteSpeech(gpu);
+  return createLocalSpeech(config.tts.backend, { modelsDir: config.modelsDir, device: 'cpu', voice: config.tts.voice, aligner: config.tts.aligner, resolveVoice: localVoiceResolver(config.modelsDir) });
 }
 
 export async function runJob(jobId: string, task: TaskContext, opts: WorkerOptions, getSpeech: () => Promise<Speech>): Promise<void> {
@@ -126,9 +125,9 @@ async function runJobWith(existing: JobRecord | null, jobId: string, task: TaskC
     }
     // Made on first use (only the lip-sync pipeline asks) and closed with the job.
     let presenter: Promise<PresenterHandle> | null = null;
-    ctx.presenter = () => (presenter ??= createPresenterGenerator(opts.config, log));
+    ctx.presenter = () => (presenter ??= createPresenterGenerator({ gpu: opts.gpu, modelsDir: opts.config.modelsDir, lipsync: opts.config.lipsync }, log));
     let aligner: Promise<ClosableAligner> | null = null;
-    ctx.aligner = () => (aligner ??= createAligner('auto', { modelsDir: opts.config.modelsDir, device: 'cpu' }));
+    ctx.aligner = () => (aligner ??= createAligner('auto', { modelsDir: opts.config.modelsDir, device: 'cpu', threads: defaultAlignerThreads() }));
     const pipeline = await loadPipeline(job.pipeline_type, ctx.input.options.format);
     const result = await pipeline.run(ctx).finally(async () => {
       if (presenter) await (await presenter.catch(() => null))?.close();

@@ -5,6 +5,7 @@ import path from 'node:path';
 import type { DocumentModel } from '../documents/model.ts';
 import { narrationFile, OUTPUT_FILES } from '../core/output-files.ts';
 import { ffmpeg } from '../media/ffmpeg.ts';
+import { pcmInput } from '../media/pcm-file.ts';
 import { toWebVtt as webVtt } from '../media/captions.ts';
 import { writeFileAtomic } from '../storage.ts';
 import type { Narration } from './synthesize-chunks.ts';
@@ -28,9 +29,10 @@ export const audioPipeline: Pipeline = {
     const scaled = atSpeed(timeline, speed);
     const title = doc.title ?? input.title;
     const output = narrationFile(format);
-    const duration = round(narration.samples.length / narration.sampleRate / speed);
+    const duration = round(narration.length / narration.sampleRate / speed);
     const chapters = format === 'm4b' ? chapterMarks(doc, scaled, duration, title) : [];
     await renderAudio(ctx, narration, speed, path.join(ctx.outputDir, output), format, { title, author: doc.author, chapters });
+    await fs.promises.rm(narration.pcmPath, { force: true });
     await writeFileAtomic(path.join(ctx.outputDir, OUTPUT_FILES.timeline), JSON.stringify({ title, author: doc.author, duration, pages: doc.pages.length, chapters, words: scaled }));
     await writeFileAtomic(path.join(ctx.outputDir, OUTPUT_FILES.cues), toWebVtt(scaled));
     ctx.progress('render', 1, 1);
@@ -85,22 +87,20 @@ export async function renderAudio(
   format: 'mp3' | 'm4b',
   meta: { title: string | null; author: string | null; chapters: Chapter[] },
 ): Promise<void> {
-  // Raw float PCM straight into ffmpeg: no intermediate WAV, nothing that blocks the event loop.
-  const pcm = Buffer.from(n.samples.buffer, n.samples.byteOffset, n.samples.byteLength);
   const tmp = `${out}.tmp.${format}`;
   const metaFile = `${out}.ffmeta.txt`;
   const filters = speed !== 1 ? ['-filter:a', `atempo=${speed}`] : [];
-  const input = ['-y', '-f', 'f32le', '-ar', String(n.sampleRate), '-ac', '1', '-i', 'pipe:0'];
+  const input = ['-y', ...pcmInput(n.pcmPath, n.sampleRate)];
   try {
     if (format === 'mp3') {
-      await ffmpeg([...input, ...filters, '-c:a', 'libmp3lame', '-q:a', '4', tmp], { input: pcm, signal: ctx.signal });
+      await ffmpeg([...input, ...filters, '-c:a', 'libmp3lame', '-q:a', '4', tmp], { signal: ctx.signal });
     } else {
       await fs.promises.writeFile(metaFile, ffmetadata(meta));
       // The default AAC coder (twoloop) encodes speech at ~35x real time per core, "fast" at ~200x
       // with the same size: a whole book's M4B in a minute and a half instead of nine.
       await ffmpeg(
         [...input, '-i', metaFile, '-map', '0:a', '-map_metadata', '1', '-map_chapters', '1', ...filters, '-c:a', 'aac', '-aac_coder', 'fast', '-b:a', '64k', '-movflags', '+faststart', '-f', 'ipod', tmp],
-        { input: pcm, signal: ctx.signal },
+        { signal: ctx.signal },
       );
     }
     await fs.promises.rename(tmp, out);

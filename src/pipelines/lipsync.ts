@@ -9,6 +9,7 @@ import path from 'node:path';
 import { NARRATION_FILES, OUTPUT_FILES } from '../core/output-files.ts';
 import { hasSpokenWords, readDocument, type DocumentModel } from '../documents/model.ts';
 import { ffmpeg } from '../media/ffmpeg.ts';
+import { PcmWriter, pcmInput } from '../media/pcm-file.ts';
 import { renderHighlightVideo } from '../video/highlight-video.ts';
 import { writeReaderZip } from './reader-output.ts';
 import { writeFileAtomic } from '../storage.ts';
@@ -25,7 +26,10 @@ const WORK_DIR = 'pages';
 export interface DonePage {
   /** 0-based page index in the document. */
   index: number;
-  samples: Float32Array;
+  /** The page's narration with its trailing gap, as a PCM file in the work dir (`pcmInput`). */
+  pcmPath: string;
+  /** Its length in samples. */
+  length: number;
   sampleRate: number;
   /** Words of this page, times from the page's own start (speed 1). */
   words: TimelineWord[];
@@ -85,13 +89,13 @@ export async function makeLipsyncAssets(ctx: PipelineContext): Promise<LipsyncAs
     const name = `page-${String(index + 1).padStart(4, '0')}`;
     try {
       const n = await narrateModel(pageCtx, doc, { pages: [index] });
-      const samples = withTail(n.narration.samples, Math.round(PAGE_GAP_SECONDS * n.narration.sampleRate));
+      const page = await withTail(n.narration, Math.round(PAGE_GAP_SECONDS * n.narration.sampleRate), path.join(work, `${name}.pcm`));
       const audio = path.join(work, `${name}.wav`);
-      await writePageAudio(ctx, samples, n.narration.sampleRate, speed, audio);
+      await writePageAudio(ctx, page.pcmPath, n.narration.sampleRate, speed, audio);
       const clip = path.join(work, `${name}.mp4`);
       await presenter.generate({ audioPath: audio, referenceVideoPath: input.referenceVideo, outputPath: clip, preset }, () => ctx.cancelled(), ctx.signal);
       if (ctx.signal.aborted) throw ctx.signal.reason ?? new Error('aborted');
-      done.push({ index, samples, sampleRate: n.narration.sampleRate, words: n.timeline, clip });
+      done.push({ index, ...page, sampleRate: n.narration.sampleRate, words: n.timeline, clip });
       ctx.progress('page', k + 1, pages.length);
     } catch (e) {
       if (!(e instanceof JobCancelled)) throw e;
@@ -104,19 +108,21 @@ export async function makeLipsyncAssets(ctx: PipelineContext): Promise<LipsyncAs
   ctx.progress('assemble', 0, 1);
   const sampleRate = done[0]!.sampleRate;
   if (done.some((p) => p.sampleRate !== sampleRate)) throw new Error('pages were narrated at different sample rates');
-  const samples = new Float32Array(done.reduce((n, p) => n + p.samples.length, 0));
+  const pcm = await PcmWriter.create(path.join(work, 'narration.pcm'));
   const timeline: TimelineWord[] = [];
-  let offset = 0;
-  for (const p of done) {
-    samples.set(p.samples, offset);
-    const t0 = offset / sampleRate;
-    for (const w of p.words) timeline.push({ ...w, start: roundTime(w.start + t0), end: roundTime(w.end + t0) });
-    offset += p.samples.length;
+  try {
+    for (const p of done) {
+      const t0 = pcm.length / sampleRate;
+      await pcm.file(p.pcmPath);
+      for (const w of p.words) timeline.push({ ...w, start: roundTime(w.start + t0), end: roundTime(w.end + t0) });
+    }
+  } finally {
+    await pcm.close();
   }
   const words = atSpeed(timeline, speed);
-  const duration = roundTime(samples.length / sampleRate / speed);
+  const duration = roundTime(pcm.length / sampleRate / speed);
   const title = doc.title ?? input.title;
-  const narration: Narration = { samples, sampleRate, words: [], chunkStarts: [] };
+  const narration: Narration = { pcmPath: pcm.path, sampleRate, length: pcm.length, words: [], chunkStarts: [] };
   await renderAudio(ctx, narration, speed, path.join(ctx.outputDir, OUTPUT_FILES.narration), 'mp3', { title, author: doc.author, chapters: [] });
   const lastPage = done[done.length - 1]!.index + 1;
   await writeFileAtomic(
@@ -130,17 +136,17 @@ export async function makeLipsyncAssets(ctx: PipelineContext): Promise<LipsyncAs
   return { doc, title, pagesDone: done, pagesTotal: pages.length, stopped, duration, words };
 }
 
-function withTail(samples: Float32Array, tail: number): Float32Array {
-  const out = new Float32Array(samples.length + tail);
-  out.set(samples);
-  return out;
+/** A page's narration moved to `pcmPath`, with `tail` samples of silence after it. */
+async function withTail(n: Narration, tail: number, pcmPath: string): Promise<{ pcmPath: string; length: number }> {
+  await fs.promises.rename(n.pcmPath, pcmPath);
+  await fs.promises.appendFile(pcmPath, Buffer.alloc(tail * 2));
+  return { pcmPath, length: n.length + tail };
 }
 
 /** A page's narration as 16-bit WAV at the job's speed: what its presenter clip speaks. */
-async function writePageAudio(ctx: PipelineContext, samples: Float32Array, sampleRate: number, speed: number, out: string): Promise<void> {
-  const pcm = Buffer.from(samples.buffer, samples.byteOffset, samples.byteLength);
+async function writePageAudio(ctx: PipelineContext, pcmPath: string, sampleRate: number, speed: number, out: string): Promise<void> {
   const filters = speed !== 1 ? ['-filter:a', `atempo=${speed}`] : [];
-  await ffmpeg(['-y', '-f', 'f32le', '-ar', String(sampleRate), '-ac', '1', '-i', 'pipe:0', ...filters, '-c:a', 'pcm_s16le', out], { input: pcm, signal: ctx.signal });
+  await ffmpeg(['-y', ...pcmInput(pcmPath, sampleRate), ...filters, '-c:a', 'pcm_s16le', out], { signal: ctx.signal });
 }
 
 /**

@@ -1,9 +1,10 @@
-// Where the lip-sync pipeline's presenter clips are made: on a GPU server (through the GPU
-// client's job protocol, polling with the job's cancel flag) when LECTERN_GPU_SERVER_URL is
-// set, otherwise here with a lip-sync provider from speech/lipsync/providers.ts. Both stop a clip in flight
-// when the job's cancel flag appears, and both report that as JobCancelled.
-import { createGpuClient } from '../gpu-client/index.ts';
+// Where the lip-sync pipeline's presenter clips are made: on a GPU server (through the
+// process's GPU client and its job protocol, polling with the job's cancel flag) when
+// LECTERN_GPU_SERVER_URL is set, otherwise here with a lip-sync provider from
+// speech/lipsync/providers.ts. Both stop a clip in flight when the job's cancel flag
+// appears, and both report that as JobCancelled.
 import { LipsyncCancelled } from '../gpu-client/errors.ts';
+import type { GpuClient } from '../gpu-client/index.ts';
 import type { Logger } from '../log.ts';
 import { createLipsyncProvider } from '../speech/lipsync/providers.ts';
 import { LipsyncAbortedError } from '../speech/lipsync/types.ts';
@@ -16,16 +17,25 @@ export interface PresenterHandle extends PresenterGenerator {
   close(): Promise<void>;
 }
 
-/** What presenter clips are made with (the service config's fields of these names). */
+/** Lip-sync settings (ServiceConfig.lipsync): the local provider, and how often a GPU server's job is polled. */
+export interface LipsyncSettings {
+  provider: string;
+  command: string | null;
+  commandPresets: string[];
+  commandTimeoutMs: number;
+  pollIntervalMs: number;
+}
+
+/** What presenter clips are made with. */
 export interface PresenterSettings {
-  gpuServerUrls: string[];
-  gpuServerToken: string | null;
+  /** The process's GPU client (clips are made on its servers), or null: made here with a local provider. */
+  gpu: GpuClient | null;
   modelsDir: string;
-  lipsync: { provider: string; command: string | null; commandPresets: string[]; commandTimeoutMs: number; pollIntervalMs: number };
+  lipsync: LipsyncSettings;
 }
 
 export async function createPresenterGenerator(config: PresenterSettings, log: Logger): Promise<PresenterHandle> {
-  if (config.gpuServerUrls.length > 0) return remotePresenter(config, log);
+  if (config.gpu) return remotePresenter(config.gpu, config.lipsync, log);
   return localPresenter(config);
 }
 
@@ -74,11 +84,11 @@ async function localPresenter(config: PresenterSettings): Promise<PresenterHandl
   };
 }
 
-function remotePresenter(config: PresenterSettings, log: Logger): PresenterHandle {
-  const client = createGpuClient({ urls: config.gpuServerUrls, token: config.gpuServerToken ?? undefined, log });
-  const provider = config.lipsync.provider === 'auto' ? undefined : config.lipsync.provider;
+/** Clips on the GPU servers of `client`: shared with the rest of the process, so it is not closed here. */
+function remotePresenter(client: GpuClient, lipsync: LipsyncSettings, log: Logger): PresenterHandle {
+  const provider = lipsync.provider === 'auto' ? undefined : lipsync.provider;
   return {
-    where: `remote:${config.gpuServerUrls.join(',')}`,
+    where: `remote:${client.servers().map((s) => s.url).join(',')}`,
     async generate(req, shouldCancel, signal) {
       try {
         await client.generateLipsync({
@@ -87,7 +97,7 @@ function remotePresenter(config: PresenterSettings, log: Logger): PresenterHandl
           outputPath: req.outputPath,
           provider,
           lipsyncPreset: req.preset,
-          pollIntervalMs: config.lipsync.pollIntervalMs,
+          pollIntervalMs: lipsync.pollIntervalMs,
           shouldCancel,
           signal,
           log,
@@ -98,6 +108,6 @@ function remotePresenter(config: PresenterSettings, log: Logger): PresenterHandl
         throw e;
       }
     },
-    close: async () => client.close(),
+    close: async () => undefined,
   };
 }

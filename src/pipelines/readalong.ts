@@ -17,7 +17,7 @@ import { OUTPUT_FILES } from '../core/output-files.ts';
 import { readDocument, sourceWords, type SourceWord } from '../documents/model.ts';
 import { ffmpeg } from '../media/ffmpeg.ts';
 import { alignRecording, RecordingAlignmentStopped, type RecordingAlignment } from '../speech/align/long/recording.ts';
-import { createAligner, type ClosableAligner } from '../speech/align/aligners.ts';
+import { createAligner, defaultAlignerThreads, type ClosableAligner } from '../speech/align/aligners.ts';
 import type { Aligner } from '../speech/types.ts';
 import { writeFileAtomic } from '../storage.ts';
 import { chapterMarks } from './audio.ts';
@@ -111,7 +111,7 @@ async function alignCached(ctx: PipelineContext, recording: RecordingFile[], wor
     // not aligned yet (or an unreadable entry): align
   }
   let own: ClosableAligner | null = null;
-  const aligner: Aligner = ctx.aligner ? await ctx.aligner() : (own = await createAligner('auto', { modelsDir: 'models', device: 'cpu' }));
+  const aligner: Aligner = ctx.aligner ? await ctx.aligner() : (own = await createAligner('auto', { modelsDir: 'models', device: 'cpu', threads: defaultAlignerThreads() }));
   // dtw for segments the main aligner finds no path through (made only if one needs it)
   const fallback: { made: Promise<ClosableAligner> | null } = { made: null };
   const fallbackAligner: Aligner = {

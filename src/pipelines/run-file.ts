@@ -12,7 +12,7 @@ import { fillOptions, PIPELINE_TYPES, type PipelineType } from './options.ts';
 import type { RecordingFile } from './types.ts';
 import { probeRecordingFile } from '../speech/align/long/audio.ts';
 import { RECORDING_LANGUAGES, recordingLanguageSupported } from '../speech/align/long/languages.ts';
-import { createAligner, type ClosableAligner } from '../speech/align/aligners.ts';
+import { createAligner, defaultAlignerThreads, type ClosableAligner } from '../speech/align/aligners.ts';
 import { defaultFormat, isOutputOf, loadPipeline, pipelineAccepts } from './catalogue.ts';
 
 export interface RunFileOptions {
@@ -35,7 +35,16 @@ export interface RunFileOptions {
   onProgress?: (phase: string, current: number, total: number) => void;
 }
 
-export async function runPipelineOnFile(o: RunFileOptions): Promise<{ files: string[]; duration: number; engine: string; voice: string | null }> {
+export interface RunFileOutcome {
+  files: string[];
+  duration: number;
+  engine: string;
+  voice: string | null;
+  /** readalong: how much of the text the recording was found to read (the narration is the recording, not the engine). */
+  recording: { wordsTimed: number; words: number } | null;
+}
+
+export async function runPipelineOnFile(o: RunFileOptions): Promise<RunFileOutcome> {
   if (!(PIPELINE_TYPES as readonly string[]).includes(o.pipeline)) throw new Error(`unknown pipeline "${o.pipeline}" (one of ${PIPELINE_TYPES.join(', ')})`);
   const type = o.pipeline as PipelineType;
   if (!Number.isFinite(o.speed) || o.speed < 0.5 || o.speed > 2) throw new Error('--speed must be between 0.5 and 2');
@@ -91,7 +100,7 @@ export async function runPipelineOnFile(o: RunFileOptions): Promise<{ files: str
       progress: (phase, current, total) => o.onProgress?.(phase, current, total),
       cancelled: async () => false,
       signal: o.signal,
-      aligner: () => (made.aligner ??= createAligner('auto', { modelsDir: o.config.modelsDir, device: 'cpu' })),
+      aligner: () => (made.aligner ??= createAligner('auto', { modelsDir: o.config.modelsDir, device: 'cpu', threads: defaultAlignerThreads() })),
     });
     const stem = path.join(path.dirname(o.file), path.parse(o.file).name);
     const main = o.out ?? `${stem}${path.extname(result.output)}`;
@@ -102,7 +111,8 @@ export async function runPipelineOnFile(o: RunFileOptions): Promise<{ files: str
       await fs.promises.copyFile(path.join(workDir, f), dest);
       files.push(dest);
     }
-    return { files, duration: result.duration_seconds ?? 0, engine: bound.speech.engine, voice: bound.voiceId };
+    const found = o.pipeline === 'readalong' ? { wordsTimed: Number(result.words_timed ?? 0), words: Number(result.words ?? 0) } : null;
+    return { files, duration: result.duration_seconds ?? 0, engine: bound.speech.engine, voice: bound.voiceId, recording: found };
   } finally {
     if (made.aligner) await (await made.aligner.catch(() => null))?.close();
     await speech.close();

@@ -1,5 +1,6 @@
 // The files every document pipeline leaves beside its output (contract): narration.mp3, its
 // word timeline (timeline.json) and word cues (narration.vtt), all in the sped-up time.
+import fs from 'node:fs';
 import path from 'node:path';
 import { NARRATION_FILES, OUTPUT_FILES } from '../core/output-files.ts';
 import { writeFileAtomic } from '../storage.ts';
@@ -23,9 +24,10 @@ export async function writeNarrationFiles(ctx: PipelineContext, n: DocumentNarra
   const { speed } = ctx.input.options;
   const words = atSpeed(n.timeline, speed);
   const title = n.doc.title ?? fallbackTitle;
-  const duration = roundTime(n.narration.samples.length / n.narration.sampleRate / speed);
+  const duration = roundTime(n.narration.length / n.narration.sampleRate / speed);
   const chapters = chapterMarks(n.doc, words, duration, title);
   await renderAudio(ctx, n.narration, speed, path.join(ctx.outputDir, OUTPUT_FILES.narration), 'mp3', { title, author: n.doc.author, chapters: [] });
+  await fs.promises.rm(n.narration.pcmPath, { force: true });
   const files = await writeTimelineFiles(ctx.outputDir, { title, author: n.doc.author, duration, pages: n.doc.pages.length, chapters, words });
   ctx.progress('audio', 1, 1);
   return files;

@@ -25,7 +25,8 @@ type SynthesizedWithWords = SynthesizedAudio & { words?: WordTiming[] };
  * Speech through `client`. Resolves once a server answers /health with status ok; when none
  * does, rejects with the client's error naming every server and why, so the job that needed
  * speech fails with that line (there is no fallback to local engines).
- * `close()` also stops the client's health checks.
+ * The client stays its caller's: `close()` leaves its health checks running (the process
+ * shares one client between speech, lip-sync and the voice library, and closes it last).
  */
 export async function createRemoteSpeech(client: GpuClient, opts: RemoteSpeechOptions = {}): Promise<Speech> {
   const states = await client.checkHealth();
@@ -72,8 +73,6 @@ export async function createRemoteSpeech(client: GpuClient, opts: RemoteSpeechOp
       return { samples, sampleRate, words };
     },
     transcribe: (audio, language) => client.transcribe(audio, language, { timeoutMs: opts.timeoutMs }),
-    async close() {
-      client.close();
-    },
+    close: async () => undefined,
   };
 }

@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Caller } from '../core/caller.ts';
 import { invalid, notFound } from '../core/errors.ts';
-import { createGpuClient, GpuServerError, type GpuClient } from '../gpu-client/index.ts';
+import { GpuServerError, type GpuClient } from '../gpu-client/index.ts';
 import type { Logger } from '../log.ts';
 import { encodeWav } from '../media/wav.ts';
 import { DocumentError, readDocument, spokenText, type DocumentModel } from '../documents/model.ts';
@@ -70,15 +70,12 @@ export interface VoiceLibraryOptions {
   jobs: { getUpload(id: string, caller: Caller): Promise<UploadRecord | null> };
   /** Samples and previews are cached under here (data dir/cache). */
   cacheDir: string;
-  gpuServerUrls: string[];
-  /** Bearer token sent to the GPU servers. */
-  gpuServerToken?: string | null;
+  /** The process's GPU client when LECTERN_GPU_SERVER_URL is set (cloning goes there; the process closes it), else null. */
+  gpu: GpuClient | null;
   /** Local speech engine (ServiceConfig.tts.backend): `auto` (default), `espeak` or `piper`; decides each language's default voice. */
   defaultEngine?: string;
   voicesDir?: string;
   log: Logger;
-  /** An existing client to share (the pool's health checks); else one is made from gpuServerUrls. */
-  gpuClient?: GpuClient | null;
 }
 
 const CONTENT_TYPES: Record<string, string> = { wav: 'audio/wav', mp3: 'audio/mpeg', opus: 'audio/ogg', ogg: 'audio/ogg', flac: 'audio/flac', m4a: 'audio/mp4' };
@@ -89,15 +86,13 @@ export class VoiceLibrary {
   readonly manifest: VoiceManifest;
   readonly engines: LocalEngines;
   private readonly gpu: GpuClient | null;
-  private readonly ownsGpu: boolean;
   private cloning: { at: number; value: Promise<boolean> } | null = null;
   private inFlight = new Map<string, Promise<AudioFile>>();
 
   constructor(private readonly opts: VoiceLibraryOptions) {
     this.manifest = new VoiceManifest(opts.voicesDir ?? DEFAULT_VOICES_DIR);
     this.engines = new LocalEngines(opts.modelsDir);
-    this.ownsGpu = opts.gpuClient === undefined && opts.gpuServerUrls.length > 0;
-    this.gpu = opts.gpuClient ?? (opts.gpuServerUrls.length > 0 ? createGpuClient({ urls: opts.gpuServerUrls, token: opts.gpuServerToken ?? undefined, log: opts.log }) : null);
+    this.gpu = opts.gpu;
   }
 
   /**
@@ -139,7 +134,7 @@ export class VoiceLibrary {
   /** Why cloning from a reference clip cannot work right now, or null when some GPU server declares it. */
   async cloningUnavailableReason(): Promise<string | null> {
     if (!this.gpu) return 'voice cloning needs a GPU server with a cloning backend (set LECTERN_GPU_SERVER_URL); no local engine can clone';
-    return (await this.cloningAvailable()) ? null : `no configured GPU server (${this.opts.gpuServerUrls.join(', ')}) is up with a voice-cloning backend`;
+    return (await this.cloningAvailable()) ? null : `no configured GPU server (${this.gpu.servers().map((s) => s.url).join(', ')}) is up with a voice-cloning backend`;
   }
 
   /** The manifest's voices; a missing or broken manifest (with no good version read before) is a ManifestError (503). */
@@ -385,7 +380,6 @@ export class VoiceLibrary {
   }
 
   async close(): Promise<void> {
-    if (this.ownsGpu) this.gpu?.close();
     await this.engines.close();
   }
 }

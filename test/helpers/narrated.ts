@@ -42,7 +42,7 @@ export async function narrateForTest(file: string, contentType: string, outDir: 
     const n = await narrateDocument(ctx, pages ? { pages } : {});
     const audioPath = path.join(outDir, 'narration.mp3');
     const words = atSpeed(n.timeline, 1);
-    const duration = roundTime(n.narration.samples.length / n.narration.sampleRate);
+    const duration = roundTime(n.narration.length / n.narration.sampleRate);
     await renderAudio(ctx, n.narration, 1, audioPath, 'mp3', { title: n.doc.title, author: n.doc.author, chapters: [] });
     const timelinePath = path.join(outDir, 'timeline.json');
     const pagesDone = [...new Set(words.map((w) => w.page))];
