@@ -7,7 +7,7 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync,
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ffprobe } from '../src/media/ffmpeg.ts';
+import { ffmpeg, ffprobe } from '../src/media/ffmpeg.ts';
 import { createLipsyncProvider, installedLipsyncProviders } from '../src/speech/lipsync/providers.ts';
 import { LipsyncAbortedError, type LipsyncProvider } from '../src/speech/lipsync/types.ts';
 import { createVisemeProvider, visemeUnavailableReason } from '../src/speech/lipsync/viseme.ts';
@@ -152,8 +152,11 @@ describe('viseme lip-sync provider', () => {
   it('stops within one frame batch of a cancel and leaves no output', async () => {
     const cancelled = path.join(dir, 'cancelled.mp4');
     const ac = new AbortController();
+    // jfk four times over (44 s): on an idle machine one jfk was made before the cancel came.
+    const long = path.join(dir, 'jfk-x4.wav');
+    await ffmpeg(['-y', '-stream_loop', '3', '-i', NARRATION, '-c', 'copy', long]);
     const t0 = performance.now();
-    const run = provider.generate({ audioPath: NARRATION, referenceVideoPath: VIDEO, outputPath: cancelled, preset: 'quality' }, ac.signal);
+    const run = provider.generate({ audioPath: long, referenceVideoPath: VIDEO, outputPath: cancelled, preset: 'quality' }, ac.signal);
     await new Promise((r) => setTimeout(r, 2500)); // into the frame loops
     const tAbort = performance.now();
     ac.abort();

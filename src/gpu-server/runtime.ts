@@ -192,60 +192,65 @@ function batchKey(backend: string, r: SynthesisRequest): string {
   return JSON.stringify([backend, r.voice ?? '', r.language.toLowerCase(), refHash]);
 }
 
-export function createGpuRuntime(config: GpuServerSettings, log: Logger): GpuRuntimeControl {
-  const backendName = config.backend ?? chooseBackend(config.modelsDir);
-  const backendSpec: BackendSpec = { name: backendName, module: config.extraBackends?.[backendName] };
-  // Each pool worker has its own onnxruntime session and thread pool; left at the default
-  // (every core each), N workers oversubscribe the CPU N-fold and spin against each other.
-  const intraOpThreads =
-    config.intraOpThreads ?? (config.device === 'cpu' ? Math.max(1, Math.floor(availableParallelism() / config.workers)) : undefined);
-  const sessionBatch = config.sessionBatch ?? (config.device === 'cpu' ? 1 : undefined);
-  const pool = new SpeechPool({
+/** Worker-thread settings derived from the device: onnxruntime threads and batch per session. */
+interface PoolTuning {
+  intraOpThreads: number | undefined;
+  sessionBatch: number | undefined;
+}
+
+function poolTuning(config: GpuServerSettings): PoolTuning {
+  return {
+    // Each pool worker has its own onnxruntime session and thread pool; left at the default
+    // (every core each), N workers oversubscribe the CPU N-fold and spin against each other.
+    intraOpThreads: config.intraOpThreads ?? (config.device === 'cpu' ? Math.max(1, Math.floor(availableParallelism() / config.workers)) : undefined),
+    sessionBatch: config.sessionBatch ?? (config.device === 'cpu' ? 1 : undefined),
+  };
+}
+
+function createSpeechPool(config: GpuServerSettings, tuning: PoolTuning): SpeechPool {
+  return new SpeechPool({
     workers: config.workers,
     device: config.device,
     modelsDir: config.modelsDir,
     computeType: config.computeType ?? 'fp32',
-    intraOpThreads,
-    sessionBatch,
-    maxQueue: Number.MAX_SAFE_INTEGER, // back-pressure is applied per request (admit)
+    intraOpThreads: tuning.intraOpThreads,
+    sessionBatch: tuning.sessionBatch,
+    maxQueue: Number.MAX_SAFE_INTEGER, // back-pressure is applied per request (admitted)
   });
-  const maxPending = config.maxPendingRequests ?? Math.max(256, config.workers * config.maxBatch * 16);
-  let pending = 0;
-  /** Requests per model call: --max-batch, or less when a model process declared less. */
-  let maxBatch = config.maxBatch;
-  // `--backend process`: the operator's model program, one per pool slot, owned by this thread
-  // (the pool's worker threads would only relay bytes; they stay free for /align and /transcribe).
-  if (backendName === 'process' && !config.ttsProcess) throw new Error('--backend process needs the model program (--tts-process or LECTERN_TTS_PROCESS)');
-  const processes =
-    backendName === 'process'
-      ? new ModelProcessPool({
-          command: config.ttsProcess!,
-          slots: config.workers,
-          device: config.device,
-          scratchDir: path.join(config.dataDir, 'tts-process'),
-          requestTimeoutMs: config.ttsProcessTimeoutMs,
-          maxBatch: config.maxBatch,
-          startTimeoutMs: config.ttsProcessStartTimeoutMs,
-          log,
-          onBatch: (_size, ms) => metrics.modelTime.observe({ model: 'tts:process' }, ms),
-        })
-      : null;
-  let draining = false;
-  let info: BackendInfo | null = null;
-  let loadError: string | null = null;
-  const modelsLoaded = new Map<number, string[]>();
-  let cacheHits = 0;
-  let cacheMisses = 0;
+}
 
-  const lipsyncOpts: LipsyncProviderOptions = {
+/**
+ * `--backend process`: the operator's model program, one per pool slot, owned by this thread
+ * (the pool's worker threads would only relay bytes; they stay free for /align and /transcribe).
+ * Null for every other backend.
+ */
+function createModelProcesses(config: GpuServerSettings, backendName: string, log: Logger, onBatchMs: (ms: number) => void): ModelProcessPool | null {
+  if (backendName !== 'process') return null;
+  if (!config.ttsProcess) throw new Error('--backend process needs the model program (--tts-process or LECTERN_TTS_PROCESS)');
+  return new ModelProcessPool({
+    command: config.ttsProcess,
+    slots: config.workers,
+    device: config.device,
+    scratchDir: path.join(config.dataDir, 'tts-process'),
+    requestTimeoutMs: config.ttsProcessTimeoutMs,
+    maxBatch: config.maxBatch,
+    startTimeoutMs: config.ttsProcessStartTimeoutMs,
+    log,
+    onBatch: (_size, ms) => onBatchMs(ms),
+  });
+}
+
+/** The lip-sync side of the runtime: the job table, the providers, and their loading at start-up. */
+function createLipsync(config: GpuServerSettings, log: Logger): { lipsync: GpuLipsync; loadProviders(): Promise<void> } {
+  const opts: LipsyncProviderOptions = {
     modelsDir: config.modelsDir,
     device: config.device,
     command: config.lipsyncCommand ?? null,
     commandPresets: config.lipsyncCommandPresets,
     commandTimeoutMs: config.lipsyncCommandTimeoutMs,
   };
-  const lipsyncProviders = new Map<string, LipsyncProvider>();
-  let lipsyncDefault: LipsyncProvider | null = null;
+  const installed = new Map<string, LipsyncProvider>();
+  let fallback: LipsyncProvider | null = null;
   const table = new LipsyncJobTable({
     dir: path.join(config.dataDir, 'lipsync'),
     ttlMs: config.lipsyncTtlMs,
@@ -253,9 +258,47 @@ export function createGpuRuntime(config: GpuServerSettings, log: Logger): GpuRun
     concurrency: config.lipsyncConcurrency ?? 1,
     onError: (id, err) => log.warn({ lipsync_id: id, err: (err as Error).message }, 'lip-sync generation failed'),
   });
+  const lipsync: GpuLipsync = {
+    table,
+    get default() {
+      return fallback;
+    },
+    installed,
+    provider(name) {
+      if (!name || name === 'auto') {
+        if (!fallback) throw notReady('no lip-sync provider is installed on this server (set LECTERN_LIPSYNC_COMMAND for the command provider)');
+        return fallback;
+      }
+      const p = installed.get(name);
+      if (p) return p;
+      const why = lipsyncUnavailableReason(name, opts);
+      throw invalid(`lip-sync provider "${name}" is not installed (installed: ${[...installed.keys()].join(', ') || 'none'})${why ? `: ${why}` : ''}`);
+    },
+  };
+  async function loadProviders(): Promise<void> {
+    for (const name of installedLipsyncProviders(opts)) installed.set(name, await createLipsyncProvider(name, opts));
+    if (config.lipsyncProvider === 'auto') {
+      fallback = installed.values().next().value ?? null;
+    } else {
+      fallback = await createLipsyncProvider(config.lipsyncProvider, opts); // a named provider that is missing stops start-up
+      installed.set(fallback.name, fallback);
+    }
+  }
+  return { lipsync, loadProviders };
+}
 
-  // The batcher reports to the metrics and the metrics read the batcher: both only when called.
-  const batcher = new MicroBatcher<SynthesisRequest & ProcessRequest, SynthesizedAudio>({
+/**
+ * Coalesces synthesis requests with the same batchKey into one model call: in the pool, or
+ * in the model processes (whose raw samples are encoded to WAV here).
+ */
+function createSynthesisBatcher(
+  config: GpuServerSettings,
+  backend: BackendSpec,
+  pool: SpeechPool,
+  processes: ModelProcessPool | null,
+  metrics: GpuMetrics,
+): MicroBatcher<SynthesisRequest & ProcessRequest, SynthesizedAudio> {
+  return new MicroBatcher<SynthesisRequest & ProcessRequest, SynthesizedAudio>({
     maxBatch: config.maxBatch,
     windowMs: config.batchWindowMs,
     run: (key, items) =>
@@ -264,38 +307,158 @@ export function createGpuRuntime(config: GpuServerSettings, log: Logger): GpuRun
             const o = await p;
             return { audio: await encodeAudio(o.samples, o.sampleRate, 'wav'), contentType: 'audio/wav', durationSeconds: o.samples.length / o.sampleRate, words: o.words };
           })
-        : pool.synthesize(backendSpec, items).then((r) => r.outputs),
+        : pool.synthesize(backend, items).then((r) => r.outputs),
     onDispatch: (b) => {
-      metrics.batchSize.observe({ backend: backendName }, b.size);
+      metrics.batchSize.observe({ backend: backend.name }, b.size);
       for (const w of b.waitsMs) metrics.queueWait.observe({ stage: 'batcher' }, w);
     },
   });
+}
+
+/** What the pool's workers report, kept for /health (and counted in the metrics). */
+interface PoolStats {
+  cacheHits: number;
+  cacheMisses: number;
+  /** Models each worker has loaded, by worker id. */
+  modelsLoaded: Map<number, string[]>;
+}
+
+function recordPoolStats(pool: SpeechPool, metrics: GpuMetrics): PoolStats {
+  const stats: PoolStats = { cacheHits: 0, cacheMisses: 0, modelsLoaded: new Map() };
+  pool.onStats = (s, waitMs) => {
+    metrics.cache.inc({ model: s.model, result: s.cacheHit ? 'hit' : 'miss' });
+    if (s.cacheHit) stats.cacheHits++;
+    else stats.cacheMisses++;
+    if (s.modelMs > 0) metrics.modelTime.observe({ model: s.model }, s.modelMs);
+    metrics.queueWait.observe({ stage: 'pool' }, waitMs);
+    stats.modelsLoaded.set(s.workerId, s.loaded);
+  };
+  return stats;
+}
+
+/** The back-pressure gate: at most `maxPending` model requests waiting, then 503. */
+function createAdmission(maxPending: number) {
+  let pending = 0;
+  return {
+    get pending() {
+      return pending;
+    },
+    async admitted<T>(work: () => Promise<T>): Promise<T> {
+      if (pending >= maxPending) throw overloaded('the inference server is overloaded; retry shortly');
+      pending++;
+      try {
+        return await work();
+      } finally {
+        pending--;
+      }
+    },
+  };
+}
+
+/** The TTS backend's state: what it reported once loaded, why it failed, and the batch size it takes. */
+interface BackendState {
+  info: BackendInfo | null;
+  loadError: string | null;
+  /** Requests per model call: --max-batch, or less when a model process declared less. */
+  maxBatch: number;
+}
+
+/** Capabilities /health lists: none until the backend loads; lipsync with a provider. */
+function capabilitiesOf(info: BackendInfo | null, lipsync: GpuLipsync): string[] {
+  if (!info) return [];
+  // Align and transcribe engines load lazily in the pool threads, on first use.
+  const caps = ['synthesize', 'transcribe', 'align'];
+  if (lipsync.default) caps.push('lipsync');
+  return caps;
+}
+
+/** --aligner names a known aligner, or start-up stops. */
+function checkAligner(aligner: string): void {
+  if (!ALIGNERS.includes(aligner)) throw new LecternError('CONFIG', `unknown aligner "${aligner}" (--aligner; known: ${ALIGNERS.join(', ')})`);
+}
+
+/** Everything /health reads. */
+interface HealthSources {
+  config: GpuServerSettings;
+  backendName: string;
+  backend: BackendState;
+  tuning: PoolTuning;
+  pool: SpeechPool;
+  batcher: MicroBatcher<SynthesisRequest & ProcessRequest, SynthesizedAudio>;
+  processes: ModelProcessPool | null;
+  stats: PoolStats;
+  pending: number;
+  lipsync: GpuLipsync;
+  capabilities: string[];
+}
+
+/** The /health body: `status`, the spec's fields, then operator extras. */
+function healthBody(h: HealthSources): GpuHealth {
+  const { info, loadError } = h.backend;
+  const lipsyncDefault = h.lipsync.default;
+  // With model processes, healthy means one of them can take work now.
+  const up = info !== null && (h.processes?.serving ?? true);
+  return {
+    status: up ? 'ok' : loadError || info ? 'error' : 'loading',
+    backend: info?.name ?? h.backendName,
+    output_format: info?.outputFormat ?? null,
+    max_chunk_bytes: info?.maxChunkBytes ?? null,
+    device: h.config.device,
+    aligner: h.config.aligner,
+    // operator extra: the languages each installed aligner covers (auto picks hmm where it can)
+    aligners: alignerCoverage(),
+    lipsync_provider: h.config.lipsyncProvider,
+    capabilities: h.capabilities,
+    // operator extras
+    error: loadError,
+    voice_cloning: info?.canClone ?? false,
+    batched_backend: info?.batched ?? false,
+    max_batch: h.backend.maxBatch,
+    batch_window_ms: h.config.batchWindowMs,
+    pool_size: h.pool.size,
+    intra_op_threads: h.tuning.intraOpThreads ?? null,
+    session_batch: h.tuning.sessionBatch ?? null,
+    pool_queue: h.pool.queueSize,
+    batcher_queue: h.batcher.queued,
+    pending_requests: h.pending,
+    models_loaded: [...new Set([...h.stats.modelsLoaded.values()].flat())].sort(),
+    model_cache: { hits: h.stats.cacheHits, misses: h.stats.cacheMisses },
+    lipsync_active_provider: lipsyncDefault?.name ?? null,
+    lipsync_presets: lipsyncDefault?.presets() ?? [],
+    lipsync_jobs: h.lipsync.table.counts(),
+    model_process: h.processes?.hello ? { ...helloFields(h.processes.hello), ...h.processes.status() } : null,
+  };
+}
+
+export function createGpuRuntime(config: GpuServerSettings, log: Logger): GpuRuntimeControl {
+  const backendName = config.backend ?? chooseBackend(config.modelsDir);
+  const backendSpec: BackendSpec = { name: backendName, module: config.extraBackends?.[backendName] };
+  const tuning = poolTuning(config);
+  const pool = createSpeechPool(config, tuning);
+  const processes = createModelProcesses(config, backendName, log, (ms) => metrics.modelTime.observe({ model: 'tts:process' }, ms));
+  const { lipsync, loadProviders } = createLipsync(config, log);
+  // The batcher reports to the metrics and the metrics read the batcher: both only when called.
   const metrics = createMetrics({
     maxBatch: config.maxBatch,
     poolSize: () => pool.size,
     poolUtilization: () => pool.utilization,
     poolQueue: () => pool.queueSize,
     batcherQueue: () => batcher.queued,
-    lipsyncStates: () => table.counts(),
+    lipsyncStates: () => lipsync.table.counts(),
   });
-  pool.onStats = (s, waitMs) => {
-    metrics.cache.inc({ model: s.model, result: s.cacheHit ? 'hit' : 'miss' });
-    if (s.cacheHit) cacheHits++;
-    else cacheMisses++;
-    if (s.modelMs > 0) metrics.modelTime.observe({ model: s.model }, s.modelMs);
-    metrics.queueWait.observe({ stage: 'pool' }, waitMs);
-    modelsLoaded.set(s.workerId, s.loaded);
-  };
+  const batcher = createSynthesisBatcher(config, backendSpec, pool, processes, metrics);
+  const stats = recordPoolStats(pool, metrics);
+  const gate = createAdmission(config.maxPendingRequests ?? Math.max(256, config.workers * config.maxBatch * 16));
+  const backend: BackendState = { info: null, loadError: null, maxBatch: config.maxBatch };
+  let draining = false;
 
-  /** Runs a model request counted against maxPending (503 beyond it). */
-  async function admitted<T>(work: () => Promise<T>): Promise<T> {
-    if (pending >= maxPending) throw overloaded('the inference server is overloaded; retry shortly');
-    pending++;
-    try {
-      return await work();
-    } finally {
-      pending--;
-    }
+  /** Loads the backend in every worker, or starts the model processes and takes their batch size. */
+  async function loadBackend(): Promise<BackendInfo> {
+    if (!processes) return pool.loadEverywhere(backendSpec);
+    const hello = await processes.start();
+    backend.maxBatch = Math.min(config.maxBatch, hello.maxBatch);
+    batcher.setMaxBatch(backend.maxBatch);
+    return { name: `process:${hello.name}`, outputFormat: 'wav', maxChunkBytes: hello.maxChunkBytes, canClone: hello.voiceCloning, batched: hello.maxBatch > 1, languages: hello.languages };
   }
 
   const runtime: GpuRuntimeControl = {
@@ -303,101 +466,36 @@ export function createGpuRuntime(config: GpuServerSettings, log: Logger): GpuRun
     log,
     backendName,
     get backend() {
-      return info;
+      return backend.info;
     },
     requireBackend() {
-      if (info) return info;
-      throw notReady(loadError ? `backend ${backendName} failed to load: ${loadError}` : `backend ${backendName} is still loading`);
+      if (backend.info) return backend.info;
+      throw notReady(backend.loadError ? `backend ${backendName} failed to load: ${backend.loadError}` : `backend ${backendName} is still loading`);
     },
-    synthesize: (request) => admitted(() => batcher.submit(batchKey(backendName, request), request, request.signal)),
+    synthesize: (request) => gate.admitted(() => batcher.submit(batchKey(backendName, request), request, request.signal)),
     referenceChecked: (clip) => processes?.knowsReference(clip) ?? false,
     align: (audio, text, language, aligner) =>
-      admitted(async () => (await pool.align(aligner || config.aligner, audio, MODEL_SAMPLE_RATE, text, language)).words),
+      gate.admitted(async () => (await pool.align(aligner || config.aligner, audio, MODEL_SAMPLE_RATE, text, language)).words),
     transcribe: (audio, language) =>
-      admitted(async () => (await pool.transcribe(config.transcriber ?? 'auto', audio, MODEL_SAMPLE_RATE, language)).text),
-    lipsync: {
-      table,
-      get default() {
-        return lipsyncDefault;
-      },
-      installed: lipsyncProviders,
-      provider(name) {
-        if (!name || name === 'auto') {
-          if (!lipsyncDefault) throw notReady('no lip-sync provider is installed on this server (set LECTERN_LIPSYNC_COMMAND for the command provider)');
-          return lipsyncDefault;
-        }
-        const p = lipsyncProviders.get(name);
-        if (p) return p;
-        const why = lipsyncUnavailableReason(name, lipsyncOpts);
-        throw invalid(`lip-sync provider "${name}" is not installed (installed: ${[...lipsyncProviders.keys()].join(', ') || 'none'})${why ? `: ${why}` : ''}`);
-      },
-    },
+      gate.admitted(async () => (await pool.transcribe(config.transcriber ?? 'auto', audio, MODEL_SAMPLE_RATE, language)).text),
+    lipsync,
     metrics,
-    capabilities() {
-      if (!info) return [];
-      // Align and transcribe engines load lazily in the pool threads, on first use.
-      const caps = ['synthesize', 'transcribe', 'align'];
-      if (lipsyncDefault) caps.push('lipsync');
-      return caps;
-    },
-    health() {
-      // With model processes, healthy means one of them can take work now.
-      const up = info !== null && (processes?.serving ?? true);
-      return {
-        status: up ? 'ok' : loadError || info ? 'error' : 'loading',
-        backend: info?.name ?? backendName,
-        output_format: info?.outputFormat ?? null,
-        max_chunk_bytes: info?.maxChunkBytes ?? null,
-        device: config.device,
-        aligner: config.aligner,
-        // operator extra: the languages each installed aligner covers (auto picks hmm where it can)
-        aligners: alignerCoverage(),
-        lipsync_provider: config.lipsyncProvider,
-        capabilities: runtime.capabilities(),
-        // operator extras
-        error: loadError,
-        voice_cloning: info?.canClone ?? false,
-        batched_backend: info?.batched ?? false,
-        max_batch: maxBatch,
-        batch_window_ms: config.batchWindowMs,
-        pool_size: pool.size,
-        intra_op_threads: intraOpThreads ?? null,
-        session_batch: sessionBatch ?? null,
-        pool_queue: pool.queueSize,
-        batcher_queue: batcher.queued,
-        pending_requests: pending,
-        models_loaded: [...new Set([...modelsLoaded.values()].flat())].sort(),
-        model_cache: { hits: cacheHits, misses: cacheMisses },
-        lipsync_active_provider: lipsyncDefault?.name ?? null,
-        lipsync_presets: lipsyncDefault?.presets() ?? [],
-        lipsync_jobs: table.counts(),
-        model_process: processes?.hello ? { ...helloFields(processes.hello), ...processes.status() } : null,
-      };
-    },
+    capabilities: () => capabilitiesOf(backend.info, lipsync),
+    health: () =>
+      healthBody({ config, backendName, backend, tuning, pool, batcher, processes, stats, pending: gate.pending, lipsync, capabilities: runtime.capabilities() }),
     async acceptingWork() {
       if (draining) throw notReady('the server is shutting down; send the request to another server');
     },
 
     async load() {
       try {
-        if (!ALIGNERS.includes(config.aligner)) throw new LecternError('CONFIG', `unknown aligner "${config.aligner}" (--aligner; known: ${ALIGNERS.join(', ')})`);
-        for (const name of installedLipsyncProviders(lipsyncOpts)) lipsyncProviders.set(name, await createLipsyncProvider(name, lipsyncOpts));
-        if (config.lipsyncProvider === 'auto') {
-          lipsyncDefault = lipsyncProviders.values().next().value ?? null;
-        } else {
-          lipsyncDefault = await createLipsyncProvider(config.lipsyncProvider, lipsyncOpts); // a named provider that is missing stops start-up
-          lipsyncProviders.set(lipsyncDefault.name, lipsyncDefault);
-        }
+        checkAligner(config.aligner);
+        await loadProviders();
         const t0 = performance.now();
-        if (processes) {
-          const hello = await processes.start();
-          info = { name: `process:${hello.name}`, outputFormat: 'wav', maxChunkBytes: hello.maxChunkBytes, canClone: hello.voiceCloning, batched: hello.maxBatch > 1, languages: hello.languages };
-          maxBatch = Math.min(config.maxBatch, hello.maxBatch);
-          batcher.setMaxBatch(maxBatch);
-        } else info = await pool.loadEverywhere(backendSpec);
-        log.info({ backend: info.name, workers: pool.size, ms: Math.round(performance.now() - t0) }, 'backend loaded');
+        backend.info = await loadBackend();
+        log.info({ backend: backend.info.name, workers: pool.size, ms: Math.round(performance.now() - t0) }, 'backend loaded');
       } catch (e) {
-        loadError = (e as Error).message;
+        backend.loadError = (e as Error).message;
         throw e;
       }
     },
@@ -409,7 +507,7 @@ export function createGpuRuntime(config: GpuServerSettings, log: Logger): GpuRun
     },
     async close() {
       batcher.close();
-      await table.close();
+      await lipsync.table.close();
       await processes?.close();
       await pool.close();
     },

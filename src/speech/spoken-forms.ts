@@ -201,17 +201,28 @@ export function sourceTimings(source: string, spoken: SpokenText, timings: WordT
   });
 }
 
-/** The spoken form of tokens[i] (and of the tokens after it that it covers), or null to leave it. */
-function rewrite(tokens: string[], i: number, lang: Lang): string[] | null {
-  const tok = tokens[i]!;
-  const lead = LEAD.exec(tok)?.[0] ?? '';
-  const trail = TRAIL.exec(tok.slice(lead.length))?.[0] ?? '';
-  const core = tok.slice(lead.length, tok.length - trail.length);
-  const wrap = (s: string) => `${lead}${s}${trail}`;
-  const next = tokens[i + 1];
-  const prev = i > 0 ? tokens[i - 1]!.toLowerCase().replace(LEAD, '') : '';
+/** A source token in its place: what each rule looks at. */
+interface At {
+  tokens: string[];
+  i: number;
+  lang: Lang;
+  /** The token without its opening and closing punctuation (`lead`, `trail`). */
+  core: string;
+  lead: string;
+  trail: string;
+  next: string | undefined;
+  /** The token before, lower case, without its opening punctuation ('' at the start). */
+  prev: string;
+}
 
-  // Abbreviations (some span two tokens: "z. B.").
+/** A spoken form: the words for tokens[i] (and for the tokens after it that it covers), or null when it does not apply. */
+type Rule = (at: At) => string[] | null;
+
+/** Puts the token's own punctuation back around its spoken form. */
+const wrap = (at: At, s: string) => `${at.lead}${s}${at.trail}`;
+
+/** Abbreviations eSpeak spells or misreads (some span two tokens: "z. B."). */
+function abbreviation({ tokens, i, lang }: At): string[] | null {
   for (const a of ABBREVIATIONS[lang.code] ?? []) {
     if (a.words.every((w, k) => tokens[i + k] === w) && (!a.num || /^[(]?\d/.test(tokens[i + a.words.length] ?? ''))) {
       // "usw." ending the text keeps its full stop (the sentence ends there).
@@ -219,110 +230,148 @@ function rewrite(tokens: string[], i: number, lang: Lang): string[] | null {
       return ends ? [...a.say.slice(0, -1), `${a.say.at(-1)!}.`] : a.say;
     }
   }
+  return null;
+}
 
-  // URLs: the scheme and a trailing slash are not read ("gnu dot org slash software").
-  const url = /^(?:https?|ftp):\/\/(.+?)\/?$/i.exec(core) ?? /^(www\.[^\s]+?)\/?$/i.exec(core);
-  if (url && url[1]) {
-    const rest = url[1].replace(/\//g, ' / ').replace(/\s+/g, ' ').trim();
-    return [wrap(rest)];
-  }
+/** URLs: the scheme and a trailing slash are not read ("gnu dot org slash software"). */
+function url(at: At): string[] | null {
+  const m = /^(?:https?|ftp):\/\/(.+?)\/?$/i.exec(at.core) ?? /^(www\.[^\s]+?)\/?$/i.exec(at.core);
+  if (!m || !m[1]) return null;
+  return [wrap(at, m[1].replace(/\//g, ' / ').replace(/\s+/g, ' ').trim())];
+}
 
-  // Money with the symbol first: "$3.50", "€5", "US$20" (and "$1.5 million").
+/** Money with the symbol first: "$3.50", "€5", "US$20" (and "$1.5 million"). */
+function moneySymbolFirst(at: At): string[] | null {
+  const { core, lead, trail, next, lang } = at;
   const money = /^(US\$|[$€£¥])(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d{1,2}))?$/u.exec(core) ?? /^(US\$|[$€£¥])(\d{1,3}(?:\.\d{3})+|\d+)(?:,(\d{1,2}))?$/u.exec(core);
+  if (!money) return null;
   // "$0", and "$1" among code ("ifconfig $1 up"), are shell parameters, not prices.
-  if (money && !(money[2] === '0' && !money[3]) && !(/^\d$/.test(money[2]!) && !money[3] && codeLike(tokens))) {
-    const symbol = money[1] === 'US$' ? '$' : money[1]!;
-    const whole = money[2]!.replace(/[,.]/g, '');
-    const cents = money[3] ? money[3].padEnd(2, '0') : null;
-    if (lang.code === 'en' && next && SCALE_EN.has(next.toLowerCase().replace(TRAIL, ''))) {
-      // "$1.5 million" → "1.5 million dollars"
-      const amount = money[3] ? `${whole}.${money[3]}` : whole;
-      return [`${lead}${amount}`, `${next.replace(TRAIL, '')} ${EN_CURRENCY[symbol]![1]}${TRAIL.exec(next)?.[0] ?? ''}${trail}`];
-    }
-    return [wrap(sayMoney(whole, cents, symbol, lang))];
+  if ((money[2] === '0' && !money[3]) || (/^\d$/.test(money[2]!) && !money[3] && codeLike(at.tokens))) return null;
+  const symbol = money[1] === 'US$' ? '$' : money[1]!;
+  const whole = money[2]!.replace(/[,.]/g, '');
+  const cents = money[3] ? money[3].padEnd(2, '0') : null;
+  if (lang.code === 'en' && next && SCALE_EN.has(next.toLowerCase().replace(TRAIL, ''))) {
+    // "$1.5 million" → "1.5 million dollars"
+    const amount = money[3] ? `${whole}.${money[3]}` : whole;
+    return [`${lead}${amount}`, `${next.replace(TRAIL, '')} ${EN_CURRENCY[symbol]![1]}${TRAIL.exec(next)?.[0] ?? ''}${trail}`];
   }
-  // Money with the symbol after: "3,50 €", "3.50 $".
-  if (next && CURRENCY.test(next.replace(TRAIL, '')) && !lead && !trail) {
-    const m = new RegExp(`^(\\d+)\\${lang.decimal}(\\d{2})$`).exec(core) ?? /^(\d+)()$/.exec(core);
-    if (m) {
-      const symbol = next.replace(TRAIL, '') === 'US$' ? '$' : next.replace(TRAIL, '');
-      const said = sayMoney(m[1]!, m[2] || null, symbol, lang);
-      const nextTrail = TRAIL.exec(next)?.[0] ?? '';
-      const parts = said.split(' ');
-      return [parts[0]!, `${parts.slice(1).join(' ')}${nextTrail}`];
-    }
-  }
+  return [wrap(at, sayMoney(whole, cents, symbol, lang))];
+}
 
-  // Dates: ISO "2024-03-15", numeric "15/03/2024", "15.03.2024", "3/15/2024".
-  const iso = /^(\d{4})-(\d{2})-(\d{2})$/.exec(core);
-  const dmy = /^(\d{1,2})([./])(\d{1,2})\2(\d{4})$/.exec(core);
-  if (iso || dmy) {
-    let y: number;
-    let m: number;
-    let d: number;
-    if (iso) [y, m, d] = [Number(iso[1]), Number(iso[2]), Number(iso[3])];
-    else {
-      const a = Number(dmy![1]);
-      const b = Number(dmy![3]);
-      y = Number(dmy![4]);
-      const monthFirst = dmy![2] === '/' && (b > 12 || (lang.monthFirst && a <= 12));
-      [m, d] = monthFirst ? [a, b] : [b, a];
-    }
-    const said = sayDate(y, m, d, lang);
-    if (said) return [wrap(said)];
-  }
+/** Money with the symbol after: "3,50 €", "3.50 $". */
+function moneySymbolAfter({ core, lead, trail, next, lang }: At): string[] | null {
+  if (!next || !CURRENCY.test(next.replace(TRAIL, '')) || lead || trail) return null;
+  const m = new RegExp(`^(\\d+)\\${lang.decimal}(\\d{2})$`).exec(core) ?? /^(\d+)()$/.exec(core);
+  if (!m) return null;
+  const symbol = next.replace(TRAIL, '') === 'US$' ? '$' : next.replace(TRAIL, '');
+  const said = sayMoney(m[1]!, m[2] || null, symbol, lang);
+  const nextTrail = TRAIL.exec(next)?.[0] ?? '';
+  const parts = said.split(' ');
+  return [parts[0]!, `${parts.slice(1).join(' ')}${nextTrail}`];
+}
 
-  // Times: "14:00" (eSpeak: "fourteen zero zero"), English "3:05" ("three oh five").
-  const time = /^([01]?\d|2[0-3]):([0-5]\d)$/.exec(core);
-  if (time) {
-    const h = Number(time[1]);
-    const min = Number(time[2]);
+/** Dates: ISO "2024-03-15", numeric "15/03/2024", "15.03.2024", "3/15/2024". */
+function date(at: At): string[] | null {
+  const iso = /^(\d{4})-(\d{2})-(\d{2})$/.exec(at.core);
+  const dmy = /^(\d{1,2})([./])(\d{1,2})\2(\d{4})$/.exec(at.core);
+  let y: number;
+  let m: number;
+  let d: number;
+  if (iso) [y, m, d] = [Number(iso[1]), Number(iso[2]), Number(iso[3])];
+  else if (dmy) {
+    const a = Number(dmy[1]);
+    const b = Number(dmy[3]);
+    y = Number(dmy[4]);
+    const monthFirst = dmy[2] === '/' && (b > 12 || (at.lang.monthFirst && a <= 12));
+    [m, d] = monthFirst ? [a, b] : [b, a];
+  } else return null;
+  const said = sayDate(y, m, d, at.lang);
+  return said ? [wrap(at, said)] : null;
+}
+
+/** Times: "14:00" (eSpeak: "fourteen zero zero"), English "3:05" ("three oh five"). */
+function time(at: At): string[] | null {
+  const { core, next, lang } = at;
+  const t = /^([01]?\d|2[0-3]):([0-5]\d)$/.exec(core);
+  if (!t) return null;
+  const h = Number(t[1]);
+  const min = Number(t[2]);
+  if (lang.code === 'en') {
     const ampm = !!next && /^(a\.?m\.?|p\.?m\.?)$/i.test(next.replace(/[,;:!?)]+$/, ''));
-    if (lang.code === 'en') {
-      if (min === 0) return [wrap(ampm ? `${h}` : h > 12 || h === 0 ? `${String(h).padStart(2, '0')} hundred` : `${h} o'clock`)];
-      if (min < 10) return [wrap(`${h} oh ${min}`)];
-      return null;
-    }
-    const hourWord = HOUR_WORD[lang.code] ?? '';
-    const said = next && /^(uhr|h|heures?|horas?|uur|ore)$/i.test(next.replace(/[,;:!?.)]+$/, '')) ? `${h}` : `${h} ${hourWord}`.trim();
-    if (min === 0) return [wrap(said)];
+    if (min === 0) return [wrap(at, ampm ? `${h}` : h > 12 || h === 0 ? `${String(h).padStart(2, '0')} hundred` : `${h} o'clock`)];
+    if (min < 10) return [wrap(at, `${h} oh ${min}`)];
     return null;
   }
+  if (min !== 0) return null;
+  const hourWord = HOUR_WORD[lang.code] ?? '';
+  return [wrap(at, next && /^(uhr|h|heures?|horas?|uur|ore)$/i.test(next.replace(/[,;:!?.)]+$/, '')) ? `${h}` : `${h} ${hourWord}`.trim())];
+}
 
-  // Roman numerals as numbers: after a section word ("Chapter IV"), after a name ("Henry
-  // VIII", "World War II"), or opening a heading ("IV. The Fight").
+/**
+ * Roman numerals as numbers: after a section word ("Chapter IV"), after a name ("Henry
+ * VIII", "World War II"), or opening a heading ("IV. The Fight").
+ */
+function romanNumeral(at: At): string[] | null {
+  const { tokens, i, core, trail, next, prev, lang } = at;
   const roman = /^[IVXL]+$/.test(core) ? romanValue(core) : null;
-  if (roman !== null) {
-    const words = new Set([...(SECTION_WORDS[lang.code] ?? []), ...SECTION_WORDS.en!]);
-    // "Part I", "Chapter IV." but not "my own part, I was" or "the first book I have".
-    const afterSection = words.has(prev) && (trail !== '' || !next || !/^\p{Ll}/u.test(next));
-    const afterName = i > 0 && /^\p{Lu}\p{Ll}+$/u.test(tokens[i - 1]!) && core.length >= 2;
-    const opening = i === 0 && (/^[.:]$/.test(trail) || (trail === '' && core.length >= 2)) && !!next && /^\p{Lu}/u.test(next);
-    if (afterSection || afterName || opening) return [wrap(String(roman))];
-  }
+  if (roman === null) return null;
+  const words = new Set([...(SECTION_WORDS[lang.code] ?? []), ...SECTION_WORDS.en!]);
+  // "Part I", "Chapter IV." but not "my own part, I was" or "the first book I have".
+  const afterSection = words.has(prev) && (trail !== '' || !next || !/^\p{Ll}/u.test(next));
+  const afterName = i > 0 && /^\p{Lu}\p{Ll}+$/u.test(tokens[i - 1]!) && core.length >= 2;
+  const opening = i === 0 && (/^[.:]$/.test(trail) || (trail === '' && core.length >= 2)) && !!next && /^\p{Lu}/u.test(next);
+  return afterSection || afterName || opening ? [wrap(at, String(roman))] : null;
+}
 
-  // Years, where eSpeak reads them as counts (English, German).
-  const year = /^(1[1-9]\d\d|20[1-9]\d)$/.exec(core);
-  if (year && (lang.code === 'en' || lang.code === 'de')) {
-    const before = prev.replace(/[,;:]$/, '');
-    const afterDay = /^\d{1,2}(st|nd|rd|th|\.)?,?$/.test(before) && i > 1 && MONTHS(lang).has(tokens[i - 2]!.toLowerCase().replace(/[.,]$/, ''));
-    const context =
-      afterDay ||
-      YEAR_BEFORE[lang.code]!.has(before) || MONTHS(lang).has(before) || (!!next && YEAR_AFTER.has(next.toLowerCase().replace(/[,;:)]$/, ''))) || (lead.startsWith('(') && trail.startsWith(')'));
-    if (context) return [wrap(sayYear(Number(core), lang))];
-  }
-  const range = /^(1[1-9]\d\d|20\d\d)[–-](1[1-9]\d\d|20\d\d|\d\d)$/.exec(core);
-  if (range && (lang.code === 'en' || lang.code === 'de')) {
-    const to = lang.code === 'en' ? 'to' : 'bis';
-    const end = range[2]!.length === 2 ? Number(range[1]!.slice(0, 2) + range[2]) : Number(range[2]);
-    return [wrap(`${sayYear(Number(range[1]), lang)} ${to} ${sayYear(end, lang)}`)];
-  }
+/** Years, where eSpeak reads them as counts (English, German), when the words around say it is a year. */
+function year(at: At): string[] | null {
+  const { tokens, i, core, lead, trail, next, prev, lang } = at;
+  if (!/^(1[1-9]\d\d|20[1-9]\d)$/.test(core) || (lang.code !== 'en' && lang.code !== 'de')) return null;
+  const before = prev.replace(/[,;:]$/, '');
+  const afterDay = /^\d{1,2}(st|nd|rd|th|\.)?,?$/.test(before) && i > 1 && MONTHS(lang).has(tokens[i - 2]!.toLowerCase().replace(/[.,]$/, ''));
+  const context =
+    afterDay ||
+    YEAR_BEFORE[lang.code]!.has(before) || MONTHS(lang).has(before) || (!!next && YEAR_AFTER.has(next.toLowerCase().replace(/[,;:)]$/, ''))) || (lead.startsWith('(') && trail.startsWith(')'));
+  return context ? [wrap(at, sayYear(Number(core), lang))] : null;
+}
 
-  // English: a day after a month name is an ordinal ("March 5" → "March 5th").
-  if (lang.code === 'en' && /^\d{1,2}$/.test(core) && Number(core) >= 1 && Number(core) <= 31 && MONTHS(lang).has(prev.replace(/\.$/, ''))) {
-    return [wrap(ordinalEn(Number(core)))];
+/** Year ranges in English and German: "1914–18" → "19 14 to 19 18". */
+function yearRange(at: At): string[] | null {
+  const { lang } = at;
+  const range = /^(1[1-9]\d\d|20\d\d)[–-](1[1-9]\d\d|20\d\d|\d\d)$/.exec(at.core);
+  if (!range || (lang.code !== 'en' && lang.code !== 'de')) return null;
+  const to = lang.code === 'en' ? 'to' : 'bis';
+  const end = range[2]!.length === 2 ? Number(range[1]!.slice(0, 2) + range[2]) : Number(range[2]);
+  return [wrap(at, `${sayYear(Number(range[1]), lang)} ${to} ${sayYear(end, lang)}`)];
+}
+
+/** English: a day after a month name is an ordinal ("March 5" → "March 5th"). */
+function dayAfterMonth(at: At): string[] | null {
+  const { core, prev, lang } = at;
+  if (lang.code !== 'en' || !/^\d{1,2}$/.test(core) || Number(core) < 1 || Number(core) > 31 || !MONTHS(lang).has(prev.replace(/\.$/, ''))) return null;
+  return [wrap(at, ordinalEn(Number(core)))];
+}
+
+/** The rules in the order they are tried; the first that applies gives the token's spoken form. */
+const RULES: Rule[] = [abbreviation, url, moneySymbolFirst, moneySymbolAfter, date, time, romanNumeral, year, yearRange, dayAfterMonth];
+
+/** The spoken form of tokens[i] (and of the tokens after it that it covers), or null to leave it. */
+function rewrite(tokens: string[], i: number, lang: Lang): string[] | null {
+  const at = tokenAt(tokens, i, lang);
+  for (const rule of RULES) {
+    const said = rule(at);
+    if (said) return said;
   }
   return null;
+}
+
+function tokenAt(tokens: string[], i: number, lang: Lang): At {
+  const tok = tokens[i]!;
+  const lead = LEAD.exec(tok)?.[0] ?? '';
+  const trail = TRAIL.exec(tok.slice(lead.length))?.[0] ?? '';
+  const core = tok.slice(lead.length, tok.length - trail.length);
+  const prev = i > 0 ? tokens[i - 1]!.toLowerCase().replace(LEAD, '') : '';
+  return { tokens, i, lang, core, lead, trail, next: tokens[i + 1], prev };
 }
 
 const codeMemo = new WeakMap<string[], boolean>();

@@ -11,7 +11,7 @@
 // ffmpeg that encodes them and muxes the narration: no frame files, no second pass.
 import fs from 'node:fs';
 import { createCanvas, loadImage, type Canvas, type SKRSContext2D } from '@napi-rs/canvas';
-import { sourceWords, type DocumentModel, type WordBox } from '../documents/model.ts';
+import { sourceWords, type DocBlock, type DocumentModel, type WordBox } from '../documents/model.ts';
 import type { TimelineEntry } from '../core/timeline.ts';
 import { JobCancelled } from '../core/cancel.ts';
 import { ffmpegInput, ffprobe } from '../media/ffmpeg.ts';
@@ -333,60 +333,8 @@ interface Screen {
  * screen is drawn once, the base of each of its words' pictures.
  */
 function textPainter(doc: DocumentModel, width: number, height: number): Painter {
-  const size = Math.round(height / 22);
-  const lineH = Math.round(size * 1.45);
-  const ascent = Math.round(size * 0.95);
-  const margin = Math.round(Math.max(width * 0.06, (width - size * 34) / 2));
-  const top = Math.round(height * 0.08);
-  const bottom = height - Math.round(height * 0.08);
-  const measure = createCanvas(8, 8).getContext('2d');
-  const fontFor = (kind: string, level?: number) => {
-    if (kind === 'heading') return `bold ${Math.round(size * (level === 1 ? 1.45 : level === 2 ? 1.25 : 1.1))}px "DejaVu Serif"`;
-    if (kind === 'pre') return `${Math.round(size * 0.85)}px "DejaVu Sans Mono"`;
-    if (kind === 'quote') return `italic ${size}px "DejaVu Serif"`;
-    return `${size}px "DejaVu Serif"`;
-  };
-  const screens: Screen[] = [];
-  const placed: Array<{ screen: number; at: LaidWord; lineH: number; ascent: number }> = [];
-  let screen: Screen = { canvas: null, draw: [] };
-  let y = top;
-  const newScreen = () => {
-    screens.push(screen);
-    screen = { canvas: null, draw: [] };
-    y = top;
-  };
-  for (const page of doc.pages) {
-    if (screen.draw.length > 0) newScreen();
-    for (const block of page.blocks) {
-      const font = fontFor(block.kind, block.level);
-      measure.font = font;
-      const fsz = Number(/(\d+)px/.exec(font)![1]);
-      const lh = Math.round(fsz * 1.45);
-      const asc = Math.round(fsz * 0.95);
-      const indent = block.kind === 'item' || block.kind === 'quote' ? size * 1.5 : 0;
-      const left = margin + indent;
-      const right = width - margin;
-      const space = measure.measureText(' ').width;
-      if (block.kind === 'heading' && y > top) y += Math.round(lh * 0.4);
-      if (y + lh > bottom) newScreen();
-      let x = left;
-      if (block.kind === 'item') screen.draw.push({ text: '•', x: left - size, y: y + asc, font });
-      for (const w of block.words) {
-        const ww = measure.measureText(w.text).width;
-        if (x > left && x + ww > right) {
-          x = left;
-          y += lh;
-          if (y + lh > bottom) newScreen();
-        }
-        screen.draw.push({ text: w.text, x, y: y + asc, font });
-        // Only spoken words are timeline words; silent ones are drawn, never highlighted.
-        if (!w.silent) placed.push({ screen: screens.length, at: { x, y, w: ww }, lineH: lh, ascent: asc });
-        x += ww + space;
-      }
-      y += lh + Math.round(lineH * 0.5);
-    }
-  }
-  if (screen.draw.length > 0) newScreen();
+  const g = textGeometry(width, height);
+  const { screens, placed } = layOutText(doc, g);
   let cached = -1;
   let base: Canvas | null = null;
   return {
@@ -395,21 +343,10 @@ function textPainter(doc: DocumentModel, width: number, height: number): Painter
       const s = p?.screen ?? 0;
       if (s !== cached) {
         // Only the current screen is kept: a book has thousands.
-        base = createCanvas(width, height);
-        const b = base.getContext('2d');
-        b.fillStyle = '#fbf8f1';
-        b.fillRect(0, 0, width, height);
-        b.fillStyle = '#1b1b1b';
-        for (const d of screens[s]!.draw) {
-          b.font = d.font;
-          b.fillText(d.text, d.x, d.y);
-        }
-        b.font = `${Math.round(size * 0.6)}px "DejaVu Sans"`;
-        b.fillStyle = '#8a8a8a';
-        b.fillText(`${s + 1} / ${screens.length}`, width - margin - size * 3, height - Math.round(height * 0.03));
+        base = drawScreen(screens, s, g);
         cached = s;
       }
-      const pad = Math.round(size * 0.12);
+      const pad = Math.round(g.size * 0.12);
       return {
         base: base!,
         boxes: i >= 0 && p ? [{ x: p.at.x - pad, y: p.at.y + (p.lineH - p.ascent) * 0.1, w: p.at.w + 2 * pad, h: p.lineH * 0.95 }] : [],
@@ -418,4 +355,130 @@ function textPainter(doc: DocumentModel, width: number, height: number): Painter
     },
     close: async () => {},
   };
+}
+
+/** Type size, line height and margins of a text screen, all derived from the frame size. */
+interface TextGeometry {
+  width: number;
+  height: number;
+  size: number;
+  lineH: number;
+  margin: number;
+  top: number;
+  bottom: number;
+}
+
+function textGeometry(width: number, height: number): TextGeometry {
+  const size = Math.round(height / 22);
+  return {
+    width,
+    height,
+    size,
+    lineH: Math.round(size * 1.45),
+    margin: Math.round(Math.max(width * 0.06, (width - size * 34) / 2)),
+    top: Math.round(height * 0.08),
+    bottom: height - Math.round(height * 0.08),
+  };
+}
+
+/** A spoken word's place: its screen and box, with the line metrics its highlight is sized by. */
+interface PlacedWord {
+  screen: number;
+  at: LaidWord;
+  lineH: number;
+  ascent: number;
+}
+
+function fontFor(size: number, kind: string, level?: number): string {
+  if (kind === 'heading') return `bold ${Math.round(size * (level === 1 ? 1.45 : level === 2 ? 1.25 : 1.1))}px "DejaVu Serif"`;
+  if (kind === 'pre') return `${Math.round(size * 0.85)}px "DejaVu Sans Mono"`;
+  if (kind === 'quote') return `italic ${size}px "DejaVu Serif"`;
+  return `${size}px "DejaVu Serif"`;
+}
+
+/** Every page's blocks flowed into screens, each page starting a new one. */
+function layOutText(doc: DocumentModel, g: TextGeometry): { screens: Screen[]; placed: PlacedWord[] } {
+  const flow = new TextFlow(g);
+  for (const page of doc.pages) {
+    flow.startPage();
+    for (const block of page.blocks) flow.addBlock(block);
+  }
+  return flow.finish();
+}
+
+/** The layout cursor: the screen being filled, the y of its next line, and what is placed so far. */
+class TextFlow {
+  readonly screens: Screen[] = [];
+  readonly placed: PlacedWord[] = [];
+  private screen: Screen = { canvas: null, draw: [] };
+  private y: number;
+  private readonly measure = createCanvas(8, 8).getContext('2d');
+
+  constructor(private readonly g: TextGeometry) {
+    this.y = g.top;
+  }
+
+  startPage(): void {
+    if (this.screen.draw.length > 0) this.newScreen();
+  }
+
+  /** A block's words, wrapped at the right margin and onto new screens at the bottom one. */
+  addBlock(block: DocBlock): void {
+    const { g, measure } = this;
+    const font = fontFor(g.size, block.kind, block.level);
+    measure.font = font;
+    const fsz = Number(/(\d+)px/.exec(font)![1]);
+    const lh = Math.round(fsz * 1.45);
+    const asc = Math.round(fsz * 0.95);
+    const indent = block.kind === 'item' || block.kind === 'quote' ? g.size * 1.5 : 0;
+    const left = g.margin + indent;
+    const right = g.width - g.margin;
+    const space = measure.measureText(' ').width;
+    if (block.kind === 'heading' && this.y > g.top) this.y += Math.round(lh * 0.4);
+    if (this.y + lh > g.bottom) this.newScreen();
+    let x = left;
+    if (block.kind === 'item') this.screen.draw.push({ text: '•', x: left - g.size, y: this.y + asc, font });
+    for (const w of block.words) {
+      const ww = measure.measureText(w.text).width;
+      if (x > left && x + ww > right) {
+        x = left;
+        this.y += lh;
+        if (this.y + lh > g.bottom) this.newScreen();
+      }
+      this.screen.draw.push({ text: w.text, x, y: this.y + asc, font });
+      // Only spoken words are timeline words; silent ones are drawn, never highlighted.
+      if (!w.silent) this.placed.push({ screen: this.screens.length, at: { x, y: this.y, w: ww }, lineH: lh, ascent: asc });
+      x += ww + space;
+    }
+    this.y += lh + Math.round(g.lineH * 0.5);
+  }
+
+  finish(): { screens: Screen[]; placed: PlacedWord[] } {
+    if (this.screen.draw.length > 0) this.newScreen();
+    return { screens: this.screens, placed: this.placed };
+  }
+
+  private newScreen(): void {
+    this.screens.push(this.screen);
+    this.screen = { canvas: null, draw: [] };
+    this.y = this.g.top;
+  }
+}
+
+/** Screen `s` drawn on paper, with its page number at the bottom right. */
+function drawScreen(screens: Screen[], s: number, g: TextGeometry): Canvas {
+  const { width, height, size, margin } = g;
+  const base = createCanvas(width, height);
+  const b = base.getContext('2d');
+  b.fillStyle = '#fbf8f1';
+  b.fillRect(0, 0, width, height);
+  b.fillStyle = '#1b1b1b';
+  for (const d of screens[s]!.draw) {
+    b.font = d.font;
+    b.fillText(d.text, d.x, d.y);
+  }
+  b.font = `${Math.round(size * 0.6)}px "DejaVu Sans"`;
+  b.fillStyle = '#8a8a8a';
+  b.fillText(`${s + 1} / ${screens.length}`, width - margin - size * 3, height - Math.round(height * 0.03));
+  return base;
 }

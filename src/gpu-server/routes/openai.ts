@@ -102,27 +102,9 @@ async function answerStream(req: FastifyRequest, reply: FastifyReply, plan: Spee
   const first = await plan.sentences.next();
   const out = new PassThrough();
   let stopped = false;
-  const send = (event: object) => out.write(`data: ${JSON.stringify(event)}\n\n`);
-  // SSE: encoder output is gathered for 20 ms per event (an MP3 frame per event would be ~200 bytes of base64 each).
-  let pending: Buffer[] = [];
-  let words: WordTiming[] = [];
-  let timer: NodeJS.Timeout | null = null;
-  const flush = () => {
-    if (timer) clearTimeout(timer);
-    timer = null;
-    if (pending.length === 0 && words.length === 0) return;
-    send({ type: 'speech.audio.delta', audio: Buffer.concat(pending).toString('base64'), ...(plan.timestamps ? { words: scaled(words, plan.speed) } : {}) });
-    pending = [];
-    words = [];
-  };
-  const onOutput = sse
-    ? (b: Buffer) => {
-        pending.push(b);
-        timer ??= setTimeout(flush, 20);
-      }
-    : (b: Buffer) => void out.write(b);
+  const events = sse ? sseEvents(out, plan) : null;
   const joiner = new SentenceJoiner();
-  const encoder = streamAudio(plan.format, (first.value as SpokenSentence).sampleRate, plan.speed, onOutput);
+  const encoder = streamAudio(plan.format, (first.value as SpokenSentence).sampleRate, plan.speed, events ? events.audio : (b) => void out.write(b));
   reply.raw.once('close', () => {
     if (reply.raw.writableFinished) return;
     stopped = true; // the client went away: send no more sentences, stop the encoder
@@ -134,24 +116,20 @@ async function answerStream(req: FastifyRequest, reply: FastifyReply, plan: Spee
       for (let s: SpokenSentence | undefined = first.value as SpokenSentence; s && !stopped; ) {
         const placed = joiner.add(s);
         await encoder.write(placed.samples);
-        if (sse) words.push(...placed.words); // the next delta's
+        events?.words(placed.words); // the next delta's
         const r = await plan.sentences.next();
         s = r.done ? undefined : r.value;
       }
       if (stopped) return;
       await encoder.end();
-      if (sse) {
-        flush();
-        const n = tokenizeWords(plan.input).length;
-        send({ type: 'speech.audio.done', usage: { input_tokens: n, output_tokens: 0, total_tokens: n } });
-      }
+      events?.done();
       out.end();
     } catch (e) {
       if (stopped) return;
       req.log.error({ err: e }, 'speech stream failed after its first sentence');
       encoder.kill();
-      if (sse) {
-        send({ type: 'error', error: { message: (e as Error).message.split('\n')[0], type: 'server_error', param: null, code: null } });
+      if (events) {
+        events.error(e as Error);
         out.end();
       } else out.destroy(e as Error);
     }
@@ -160,10 +138,75 @@ async function answerStream(req: FastifyRequest, reply: FastifyReply, plan: Spee
   return reply.send(out);
 }
 
+/**
+ * OpenAI's speech SSE events written to `out`: encoder output is gathered for 20 ms per
+ * speech.audio.delta (an MP3 frame per event would be ~200 bytes of base64 each), with the
+ * words placed since the last delta; then speech.audio.done, or an error event.
+ */
+function sseEvents(out: PassThrough, plan: SpeechPlan) {
+  const send = (event: object) => out.write(`data: ${JSON.stringify(event)}\n\n`);
+  let pending: Buffer[] = [];
+  let words: WordTiming[] = [];
+  let timer: NodeJS.Timeout | null = null;
+  const flush = () => {
+    if (timer) clearTimeout(timer);
+    timer = null;
+    if (pending.length === 0 && words.length === 0) return;
+    send({ type: 'speech.audio.delta', audio: Buffer.concat(pending).toString('base64'), ...(plan.timestamps ? { words: scaled(words, plan.speed) } : {}) });
+    pending = [];
+    words = [];
+  };
+  return {
+    audio(b: Buffer) {
+      pending.push(b);
+      timer ??= setTimeout(flush, 20);
+    },
+    words(placed: WordTiming[]) {
+      words.push(...placed);
+    },
+    done() {
+      flush();
+      const n = tokenizeWords(plan.input).length;
+      send({ type: 'speech.audio.done', usage: { input_tokens: n, output_tokens: 0, total_tokens: n } });
+    },
+    error(e: Error) {
+      send({ type: 'error', error: { message: e.message.split('\n')[0], type: 'server_error', param: null, code: null } });
+    },
+  };
+}
+
+/** What every OpenAI route reads: the runtime, the voices, the start time and the model names. */
+interface OpenAIContext {
+  runtime: GpuRuntime;
+  voices: SpeechVoices;
+  /** `created` of every model in GET /v1/models: when the routes were registered. */
+  started: number;
+  /** The transcriber's own name (the one `auto` resolves to). */
+  transcriber(): string;
+  /** The loaded backend's own names for itself: what it reports and what --backend said. */
+  speechModels(be: BackendInfo): string[];
+}
+
 export async function openaiRoutes(app: FastifyInstance, { runtime }: { runtime: GpuRuntime }): Promise<void> {
-  const voices = new SpeechVoices(new VoiceManifest(runtime.config.voicesDir), readVoiceTable(runtime.config.openaiVoices));
-  const started = Math.floor(Date.now() / 1000);
-  const limit = runtime.config.maxUploadBytes;
+  await useOpenAIConventions(app, runtime.config.maxUploadBytes);
+  const ctx: OpenAIContext = {
+    runtime,
+    voices: new SpeechVoices(new VoiceManifest(runtime.config.voicesDir), readVoiceTable(runtime.config.openaiVoices)),
+    started: Math.floor(Date.now() / 1000),
+    transcriber: () => transcriberName(runtime.config.transcriber, { modelsDir: runtime.config.modelsDir, device: runtime.config.device }),
+    speechModels: (be) => [...new Set([be.name, runtime.backendName])],
+  };
+  modelListRoutes(app, ctx);
+  speechRoute(app, ctx);
+  transcriptionRoute(app, ctx);
+  translationRoute(app, ctx);
+}
+
+/**
+ * What the SDKs expect of every /v1 route: form uploads of one file (the JSON body limit
+ * elsewhere), TypeBox checks reported as OpenAI's {"error": {…}}, and a 404 in that shape.
+ */
+async function useOpenAIConventions(app: FastifyInstance, limit: number): Promise<void> {
   await app.register(multipart, {
     attachFieldsToBody: 'keyValues',
     limits: { fileSize: limit, files: 1, fields: 32, fieldSize: 1024 * 1024 },
@@ -178,49 +221,99 @@ export async function openaiRoutes(app: FastifyInstance, { runtime }: { runtime:
   app.setNotFoundHandler(async (req) => {
     throw notFound(`no route for ${req.method} ${req.url.split('?')[0]}`);
   });
+}
 
-  const modelWork = { onRequest: [runtime.acceptingWork, async () => void runtime.requireBackend()] };
-  const transcriber = () => transcriberName(runtime.config.transcriber, { modelsDir: runtime.config.modelsDir, device: runtime.config.device });
-  const speechModels = (be: BackendInfo) => [...new Set([be.name, runtime.backendName])];
+/** onRequest hooks of the routes that start model work: 503 while shutting down or while the backend loads. */
+const modelWork = (runtime: GpuRuntime) => ({ onRequest: [runtime.acceptingWork, async () => void runtime.requireBackend()] });
 
-  function checkSpeechModel(model: string, be: BackendInfo): void {
-    const own = speechModels(be);
-    if (!own.includes(model) && !SPEECH_ALIASES.includes(model)) {
-      throw new OpenAIRequestError('INVALID', `model "${model}" is not served here; speech models: ${[...SPEECH_ALIASES, ...own].join(', ')}`, 'model', 'model_not_found');
-    }
-  }
+/** The speech models once the backend is loaded, the transcription models where a transcriber is installed. */
+function models(ctx: OpenAIContext) {
+  const be = ctx.runtime.backend;
+  const model = (id: string, task: string) => ({ id, object: 'model', created: ctx.started, owned_by: 'lectern', task });
+  const data = [];
+  if (be) for (const id of [...ctx.speechModels(be), ...SPEECH_ALIASES]) data.push(model(id, 'speech'));
+  if (ctx.runtime.capabilities().includes('transcribe')) for (const id of [ctx.transcriber(), ...TRANSCRIPTION_ALIASES]) data.push(model(id, 'transcription'));
+  return data;
+}
 
-  /** The speech models once the backend is loaded, the transcription models where a transcriber is installed. */
-  function models() {
-    const be = runtime.backend;
-    const model = (id: string, task: string) => ({ id, object: 'model', created: started, owned_by: 'lectern', task });
-    const data = [];
-    if (be) for (const id of [...speechModels(be), ...SPEECH_ALIASES]) data.push(model(id, 'speech'));
-    if (runtime.capabilities().includes('transcribe')) for (const id of [transcriber(), ...TRANSCRIPTION_ALIASES]) data.push(model(id, 'transcription'));
-    return data;
-  }
-
-  app.get('/models', { schema: { summary: 'Models this server answers to (OpenAI list)', tags: ['openai'] } }, async () => ({ object: 'list', data: models() }));
+/** GET /models, /models/:id, /audio/models and /audio/voices: what a client may ask for. */
+function modelListRoutes(app: FastifyInstance, ctx: OpenAIContext): void {
+  const { runtime } = ctx;
+  app.get('/models', { schema: { summary: 'Models this server answers to (OpenAI list)', tags: ['openai'] } }, async () => ({ object: 'list', data: models(ctx) }));
 
   app.get<{ Params: { id: string } }>('/models/:id', { schema: { summary: 'One model of GET /v1/models', tags: ['openai'] } }, async (req) => {
-    const found = models().find((m) => m.id === req.params.id);
+    const found = models(ctx).find((m) => m.id === req.params.id);
     if (!found) throw new OpenAIRequestError('NOT_FOUND', `model "${req.params.id}" is not served here (see GET /v1/models)`, 'model', 'model_not_found');
     return found;
   });
 
   app.get('/audio/models', { schema: { summary: 'Speech models as {models:[{id}]} (the convention Open WebUI reads)', tags: ['openai'] } }, async () => {
     const be = runtime.requireBackend();
-    return { models: [...speechModels(be), ...SPEECH_ALIASES].map((id) => ({ id })) };
+    return { models: [...ctx.speechModels(be), ...SPEECH_ALIASES].map((id) => ({ id })) };
   });
 
   app.get('/audio/voices', { schema: { summary: 'Voices /v1/audio/speech takes: {voices:[{id, name, language, kind, alias_of}]}', tags: ['openai'] } }, async () => ({
-    voices: await voices.list(runtime.requireBackend()),
+    voices: await ctx.voices.list(runtime.requireBackend()),
   }));
+}
 
+/** The speech body's output settings, each checked: 400 naming the field that is off. */
+interface SpeechOutput {
+  format: string;
+  speed: number;
+  /** null: one whole answer. */
+  stream: 'audio' | 'sse' | null;
+  timestamps: boolean;
+}
+
+function checkSpeechModel(ctx: OpenAIContext, model: string, be: BackendInfo): void {
+  const own = ctx.speechModels(be);
+  if (!own.includes(model) && !SPEECH_ALIASES.includes(model)) {
+    throw new OpenAIRequestError('INVALID', `model "${model}" is not served here; speech models: ${[...SPEECH_ALIASES, ...own].join(', ')}`, 'model', 'model_not_found');
+  }
+}
+
+function speechOutput(b: SpeechBody): SpeechOutput {
+  if (!b.input.trim()) throw badParam('input', 'input is empty');
+  const format = b.response_format ?? 'mp3';
+  if (!AUDIO_FORMATS.includes(format)) throw badParam('response_format', `response_format must be one of ${AUDIO_FORMATS.join(', ')}; got "${format}"`);
+  const speed = b.speed ?? 1;
+  if (!(speed >= 0.25 && speed <= 4)) throw badParam('speed', `speed must be between 0.25 and 4; got ${speed}`);
+  const stream = b.stream_format ?? null;
+  if (stream !== null && stream !== 'audio' && stream !== 'sse') throw badParam('stream_format', `stream_format must be audio or sse; got "${stream}"`);
+  const timestamps = b.timestamps === true;
+  if (timestamps && stream === 'audio') throw badParam('timestamps', 'timestamps need a place for the words: use stream_format "sse", or no stream_format for one JSON answer');
+  return { format, speed, stream, timestamps };
+}
+
+/** The body's voice (and language) as the backend speaks it: 400 when unknown or in a language the backend lacks. */
+async function speechVoice(ctx: OpenAIContext, b: SpeechBody, be: BackendInfo) {
+  const voiceId = typeof b.voice === 'string' ? b.voice : b.voice.id;
+  const voice = await ctx.voices.resolve(voiceId, be, b.language ?? null).catch((e: unknown) => {
+    throw e instanceof VoiceResolutionError ? badParam('voice', e.message, 'voice_not_found') : e;
+  });
+  if (!languageMatches(voice.language, be.languages.map((l) => l.code))) {
+    throw badParam(b.language ? 'language' : 'voice', `backend ${be.name} does not speak language "${voice.language}"`, 'unsupported_language');
+  }
+  return voice;
+}
+
+/** Aborted when the client goes away before the answer is finished. */
+function clientGoneSignal(reply: FastifyReply): AbortSignal {
+  const gone = new AbortController();
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished) gone.abort(clientGone());
+  });
+  return gone.signal;
+}
+
+/** POST /audio/speech: the input spoken sentence by sentence, answered whole or streamed. */
+function speechRoute(app: FastifyInstance, ctx: OpenAIContext): void {
+  const { runtime } = ctx;
   app.post<{ Body: SpeechBody }>(
     '/audio/speech',
     {
-      ...modelWork,
+      ...modelWork(runtime),
       schema: {
         summary: 'OpenAI text-to-speech, with word timings on request',
         description:
@@ -233,32 +326,15 @@ export async function openaiRoutes(app: FastifyInstance, { runtime }: { runtime:
     async (req, reply) => {
       const be = runtime.requireBackend();
       const b = req.body;
-      checkSpeechModel(b.model, be);
-      if (!b.input.trim()) throw badParam('input', 'input is empty');
-      const format = b.response_format ?? 'mp3';
-      if (!AUDIO_FORMATS.includes(format)) throw badParam('response_format', `response_format must be one of ${AUDIO_FORMATS.join(', ')}; got "${format}"`);
-      const speed = b.speed ?? 1;
-      if (!(speed >= 0.25 && speed <= 4)) throw badParam('speed', `speed must be between 0.25 and 4; got ${speed}`);
-      const stream = b.stream_format ?? null;
-      if (stream !== null && stream !== 'audio' && stream !== 'sse') throw badParam('stream_format', `stream_format must be audio or sse; got "${stream}"`);
-      const timestamps = b.timestamps === true;
-      if (timestamps && stream === 'audio') throw badParam('timestamps', 'timestamps need a place for the words: use stream_format "sse", or no stream_format for one JSON answer');
-      const voiceId = typeof b.voice === 'string' ? b.voice : b.voice.id;
-      const voice = await voices.resolve(voiceId, be, b.language ?? null).catch((e: unknown) => {
-        throw e instanceof VoiceResolutionError ? badParam('voice', e.message, 'voice_not_found') : e;
-      });
-      if (!languageMatches(voice.language, be.languages.map((l) => l.code))) {
-        throw badParam(b.language ? 'language' : 'voice', `backend ${be.name} does not speak language "${voice.language}"`, 'unsupported_language');
-      }
+      checkSpeechModel(ctx, b.model, be);
+      const { format, speed, stream, timestamps } = speechOutput(b);
+      const voice = await speechVoice(ctx, b, be);
       // A client that goes away takes its sentences out of the batcher (or cancels them in a model process).
-      const gone = new AbortController();
-      reply.raw.once('close', () => {
-        if (!reply.raw.writableFinished) gone.abort(clientGone());
-      });
+      const signal = clientGoneSignal(reply);
       const sentences = speakSentences(
         runtime,
         speechSentences(b.input, be.maxChunkBytes),
-        { language: voice.language, voice: voice.voice, refAudio: voice.refAudio, refText: voice.refText, requestId: req.id, signal: gone.signal },
+        { language: voice.language, voice: voice.voice, refAudio: voice.refAudio, refText: voice.refText, requestId: req.id, signal },
         // Enough sentences in flight to fill every worker's batches twice over, and no more.
         { timestamps, firstAlone: stream !== null, ahead: Math.max(4, runtime.config.maxBatch * runtime.config.workers * 2) },
       );
@@ -266,11 +342,46 @@ export async function openaiRoutes(app: FastifyInstance, { runtime }: { runtime:
       return stream === null ? answerWhole(reply, plan) : answerStream(req, reply, plan, stream === 'sse');
     },
   );
+}
 
+function checkTranscriptionModel(ctx: OpenAIContext, model: string): void {
+  const own = ctx.transcriber();
+  if (model !== own && model !== ctx.runtime.config.transcriber && !TRANSCRIPTION_ALIASES.includes(model)) {
+    throw new OpenAIRequestError('INVALID', `model "${model}" is not served here; transcription models: ${[own, ...TRANSCRIPTION_ALIASES].join(', ')}`, 'model', 'model_not_found');
+  }
+}
+
+/** The transcription body's response_format and timestamp_granularities[], each checked. */
+function transcriptOutput(b: TranscriptionBody): { format: TranscriptFormat; granularities: string[] } {
+  const format = (b.response_format ?? 'json') as TranscriptFormat;
+  if (!TRANSCRIPT_FORMATS.includes(format)) throw badParam('response_format', `response_format must be one of ${TRANSCRIPT_FORMATS.join(', ')}; got "${format}"`);
+  const raw = b['timestamp_granularities[]'];
+  const granularities = raw === undefined ? [] : Array.isArray(raw) ? raw : [raw];
+  for (const g of granularities) if (g !== 'word' && g !== 'segment') throw badParam('timestamp_granularities', `timestamp_granularities must be word and/or segment; got "${g}"`);
+  if (granularities.length > 0 && format !== 'verbose_json') throw badParam('timestamp_granularities', 'timestamp_granularities need response_format verbose_json');
+  return { format, granularities };
+}
+
+/** verbose_json: the transcript with segments and/or words, times from the aligner. */
+function verboseTranscript(text: string, language: string, duration: number, words: WordTiming[], granularities: string[]) {
+  const segments = segmentsOf(words);
+  return {
+    task: 'transcribe',
+    language: languageName(language),
+    duration: round(duration),
+    text,
+    ...(granularities.length === 0 || granularities.includes('segment') ? { segments: segments.map((s) => ({ ...s, start: round(s.start), end: round(s.end) })) } : {}),
+    ...(granularities.includes('word') ? { words: scaled(words, 1) } : {}),
+  };
+}
+
+/** POST /audio/transcriptions: the transcriber's text; the formats with times align it against the audio. */
+function transcriptionRoute(app: FastifyInstance, ctx: OpenAIContext): void {
+  const { runtime } = ctx;
   app.post<{ Body: TranscriptionBody }>(
     '/audio/transcriptions',
     {
-      ...modelWork,
+      ...modelWork(runtime),
       schema: {
         summary: 'OpenAI speech-to-text; verbose_json carries word timings from the aligner',
         description: 'multipart/form-data. Segment and word times come from aligning the transcript against the audio.',
@@ -284,16 +395,8 @@ export async function openaiRoutes(app: FastifyInstance, { runtime }: { runtime:
     },
     async (req, reply) => {
       const b = req.body;
-      const own = transcriber();
-      if (b.model !== own && b.model !== runtime.config.transcriber && !TRANSCRIPTION_ALIASES.includes(b.model)) {
-        throw new OpenAIRequestError('INVALID', `model "${b.model}" is not served here; transcription models: ${[own, ...TRANSCRIPTION_ALIASES].join(', ')}`, 'model', 'model_not_found');
-      }
-      const format = (b.response_format ?? 'json') as TranscriptFormat;
-      if (!TRANSCRIPT_FORMATS.includes(format)) throw badParam('response_format', `response_format must be one of ${TRANSCRIPT_FORMATS.join(', ')}; got "${format}"`);
-      const raw = b['timestamp_granularities[]'];
-      const granularities = raw === undefined ? [] : Array.isArray(raw) ? raw : [raw];
-      for (const g of granularities) if (g !== 'word' && g !== 'segment') throw badParam('timestamp_granularities', `timestamp_granularities must be word and/or segment; got "${g}"`);
-      if (granularities.length > 0 && format !== 'verbose_json') throw badParam('timestamp_granularities', 'timestamp_granularities need response_format verbose_json');
+      checkTranscriptionModel(ctx, b.model);
+      const { format, granularities } = transcriptOutput(b);
       const language = b.language?.trim() || DEFAULT_LANGUAGE;
       const audio = await decodeUpload(b.file, 'file');
       const duration = audio.length / MODEL_SAMPLE_RATE;
@@ -302,21 +405,15 @@ export async function openaiRoutes(app: FastifyInstance, { runtime }: { runtime:
       if (format === 'json') return { text };
       if (format === 'text') return reply.type('text/plain; charset=utf-8').send(`${text}\n`);
       const words = text ? await runtime.align(audio, text, language) : [];
-      const segments = segmentsOf(words);
-      if (format === 'srt') return reply.type('text/plain; charset=utf-8').send(transcriptSrt(segments));
-      if (format === 'vtt') return reply.type('text/vtt; charset=utf-8').send(transcriptVtt(segments));
-      return {
-        task: 'transcribe',
-        language: languageName(language),
-        duration: round(duration),
-        text,
-        ...(granularities.length === 0 || granularities.includes('segment') ? { segments: segments.map((s) => ({ ...s, start: round(s.start), end: round(s.end) })) } : {}),
-        ...(granularities.includes('word') ? { words: scaled(words, 1) } : {}),
-      };
+      if (format === 'srt') return reply.type('text/plain; charset=utf-8').send(transcriptSrt(segmentsOf(words)));
+      if (format === 'vtt') return reply.type('text/vtt; charset=utf-8').send(transcriptVtt(segmentsOf(words)));
+      return verboseTranscript(text, language, duration, words, granularities);
     },
   );
+}
 
-  // Answered before the upload is read: nothing here translates, however the form looks.
+/** POST /audio/translations: answered before the upload is read: nothing here translates, however the form looks. */
+function translationRoute(app: FastifyInstance, ctx: OpenAIContext): void {
   app.post(
     '/audio/translations',
     {
@@ -325,7 +422,7 @@ export async function openaiRoutes(app: FastifyInstance, { runtime }: { runtime:
         reply.header('Connection', 'close');
         throw new OpenAIRequestError(
           'INVALID',
-          `this server has no model that translates speech to English (its transcriber, ${transcriber()}, transcribes in the language spoken); use /v1/audio/transcriptions`,
+          `this server has no model that translates speech to English (its transcriber, ${ctx.transcriber()}, transcribes in the language spoken); use /v1/audio/transcriptions`,
           'model',
           'translation_not_supported',
         );

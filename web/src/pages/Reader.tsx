@@ -3,7 +3,7 @@
 // window for lip-sync jobs. Everything comes from the job's files (timeline.json, the
 // narration audio, presenter.mp4), fetched with the token and played from blob: URLs, or straight
 // from the store when the service keeps files in an S3 bucket (presigned links; see fileUrl).
-import { useEffect, useMemo, useRef, useState } from 'react';
+import { useEffect, useMemo, useRef, useState, type RefObject } from 'react';
 import { api, apiJson, fileUrl } from '../api.ts';
 import { ErrorBox } from '../components/ui.tsx';
 import { PresenterWindow } from '../components/PresenterWindow.tsx';
@@ -102,12 +102,58 @@ function ReadAlong({ timeline, audioUrl, presenterUrl }: { timeline: Timeline; a
   const textRef = useRef<HTMLDivElement>(null);
   const words = timeline.words;
   const pages = useMemo(() => [...new Set(words.map((w) => w.page))].sort((a, b) => a - b), [words]);
-  const timed = useMemo(() => timedIndices(words), [words]);
   const [page, setPage] = useState(pages[0] ?? 1);
+  const { current, time } = useFollowAudio(audioRef, videoRef, words, setPage);
+  useHighlight(textRef, current, page);
+  useSeekKeys(audioRef, timeline.duration);
+
+  const seekTo = (i: number) => {
+    const audio = audioRef.current;
+    const w = words[i];
+    if (!audio || !w || w.start === null) return;
+    audio.currentTime = w.start + 0.001;
+    void audio.play().catch(() => undefined);
+  };
+
+  const goPage = (p: number) => {
+    setPage(p);
+    const first = words.find((w) => w.page === p && w.start !== null);
+    const audio = audioRef.current;
+    if (audio && first && first.start !== null && audio.paused) audio.currentTime = first.start + 0.001;
+  };
+
+  return (
+    <>
+      <div className="player">
+        <audio ref={audioRef} src={audioUrl} controls preload="auto" aria-label="Narration" />
+        <span className="muted small" aria-hidden="true">
+          {duration(time)} / {duration(timeline.duration)}
+        </span>
+      </div>
+      <p className="muted small" id="reader-help">
+        Click a word to hear from there. Space plays or pauses; ← and → go back or forward {SEEK_SECONDS} seconds.
+      </p>
+      {pages.length > 1 ? <Pager pages={pages} page={page} onGo={goPage} /> : null}
+      <PageText textRef={textRef} words={words} page={page} onWord={seekTo} />
+      {presenterUrl ? <PresenterWindow src={presenterUrl} videoRef={videoRef} /> : null}
+    </>
+  );
+}
+
+/**
+ * Follows the audio: the playback time, the word being spoken and its page, and the
+ * presenter video kept in step. A frame loop while playing (timeupdate alone fires only
+ * ~4 times a second).
+ */
+function useFollowAudio(
+  audioRef: RefObject<HTMLAudioElement | null>,
+  videoRef: RefObject<HTMLVideoElement | null>,
+  words: TimelineWord[],
+  setPage: (page: number) => void,
+): { current: number; time: number } {
+  const timed = useMemo(() => timedIndices(words), [words]);
   const [current, setCurrent] = useState(-1);
   const [time, setTime] = useState(0);
-
-  // Follow the audio: a frame loop while playing (timeupdate alone fires only ~4 times a second).
   useEffect(() => {
     const audio = audioRef.current;
     if (!audio) return;
@@ -136,8 +182,11 @@ function ReadAlong({ timeline, audioUrl, presenterUrl }: { timeline: Timeline; a
       events.forEach((e) => audio.removeEventListener(e, start));
     };
   }, [words, timed]);
+  return { current, time };
+}
 
-  // The highlight is a class on the word's element, moved without re-rendering the page.
+/** The highlight is a class on the word's element, moved without re-rendering the page. */
+function useHighlight(textRef: RefObject<HTMLDivElement | null>, current: number, page: number): void {
   useEffect(() => {
     const root = textRef.current;
     if (!root) return;
@@ -149,8 +198,10 @@ function ReadAlong({ timeline, audioUrl, presenterUrl }: { timeline: Timeline; a
       if (r.top < 80 || r.bottom > window.innerHeight - 80) el.scrollIntoView({ block: 'center', behavior: 'smooth' });
     }
   }, [current, page]);
+}
 
-  // Space: play/pause; arrows: seek. Not while typing, or on a control that uses the key itself.
+/** Space: play/pause; arrows: seek. Not while typing, or on a control that uses the key itself. */
+function useSeekKeys(audioRef: RefObject<HTMLAudioElement | null>, total: number): void {
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
       const audio = audioRef.current;
@@ -163,93 +214,73 @@ function ReadAlong({ timeline, audioUrl, presenterUrl }: { timeline: Timeline; a
       } else if (e.key === 'ArrowLeft' || e.key === 'ArrowRight') {
         e.preventDefault();
         const d = e.key === 'ArrowLeft' ? -SEEK_SECONDS : SEEK_SECONDS;
-        audio.currentTime = Math.min(Math.max(0, audio.currentTime + d), audio.duration || timeline.duration);
+        audio.currentTime = Math.min(Math.max(0, audio.currentTime + d), audio.duration || total);
       }
     };
     window.addEventListener('keydown', onKey);
     return () => window.removeEventListener('keydown', onKey);
-  }, [timeline.duration]);
+  }, [total]);
+}
 
-  const seekTo = (i: number) => {
-    const audio = audioRef.current;
-    const w = words[i];
-    if (!audio || !w || w.start === null) return;
-    audio.currentTime = w.start + 0.001;
-    void audio.play().catch(() => undefined);
-  };
-
-  // Words of the page shown, grouped into their blocks (paragraphs, headings, list items).
-  const blocks = useMemo(() => {
-    const out: Array<{ block: number; items: Array<{ w: TimelineWord; i: number }> }> = [];
-    words.forEach((w, i) => {
-      if (w.page !== page) return;
-      const last = out.at(-1);
-      if (last && last.block === w.block) last.items.push({ w, i });
-      else out.push({ block: w.block, items: [{ w, i }] });
-    });
-    return out;
-  }, [words, page]);
-
+function Pager({ pages, page, onGo }: { pages: number[]; page: number; onGo: (page: number) => void }) {
   const pageIndex = pages.indexOf(page);
-  const goPage = (p: number) => {
-    setPage(p);
-    const first = words.find((w) => w.page === p && w.start !== null);
-    const audio = audioRef.current;
-    if (audio && first && first.start !== null && audio.paused) audio.currentTime = first.start + 0.001;
-  };
-
   return (
-    <>
-      <div className="player">
-        <audio ref={audioRef} src={audioUrl} controls preload="auto" aria-label="Narration" />
-        <span className="muted small" aria-hidden="true">
-          {duration(time)} / {duration(timeline.duration)}
-        </span>
-      </div>
-      <p className="muted small" id="reader-help">
-        Click a word to hear from there. Space plays or pauses; ← and → go back or forward {SEEK_SECONDS} seconds.
-      </p>
-      {pages.length > 1 ? (
-        <nav className="pager" aria-label="Pages">
-          <button type="button" disabled={pageIndex <= 0} onClick={() => goPage(pages[pageIndex - 1]!)}>
-            Previous page
-          </button>
-          <span>
-            Page {page} of {pages.at(-1)}
-          </span>
-          <button type="button" disabled={pageIndex >= pages.length - 1} onClick={() => goPage(pages[pageIndex + 1]!)}>
-            Next page
-          </button>
-        </nav>
-      ) : null}
-      <div
-        ref={textRef}
-        className="read-text"
-        aria-describedby="reader-help"
-        onClick={(e) => {
-          const i = (e.target as HTMLElement).dataset?.i;
-          if (i !== undefined) seekTo(Number(i));
-        }}
-      >
-        {blocks.map((b) => (
-          <p key={`${page}-${b.block}`} data-block={b.block}>
-            {b.items.map(({ w, i }) => (
-              <span key={i}>
-                {w.start !== null ? (
-                  <span className="word" data-i={i}>
-                    {w.word}
-                  </span>
-                ) : (
-                  <span className="word skipped" title="Not read in the recording">
-                    {w.word}
-                  </span>
-                )}{' '}
-              </span>
-            ))}
-          </p>
-        ))}
-      </div>
-      {presenterUrl ? <PresenterWindow src={presenterUrl} videoRef={videoRef} /> : null}
-    </>
+    <nav className="pager" aria-label="Pages">
+      <button type="button" disabled={pageIndex <= 0} onClick={() => onGo(pages[pageIndex - 1]!)}>
+        Previous page
+      </button>
+      <span>
+        Page {page} of {pages.at(-1)}
+      </span>
+      <button type="button" disabled={pageIndex >= pages.length - 1} onClick={() => onGo(pages[pageIndex + 1]!)}>
+        Next page
+      </button>
+    </nav>
+  );
+}
+
+/** Words of the page shown, grouped into their blocks (paragraphs, headings, list items). */
+function pageBlocks(words: TimelineWord[], page: number): Array<{ block: number; items: Array<{ w: TimelineWord; i: number }> }> {
+  const out: Array<{ block: number; items: Array<{ w: TimelineWord; i: number }> }> = [];
+  words.forEach((w, i) => {
+    if (w.page !== page) return;
+    const last = out.at(-1);
+    if (last && last.block === w.block) last.items.push({ w, i });
+    else out.push({ block: w.block, items: [{ w, i }] });
+  });
+  return out;
+}
+
+/** The page's text, one element per word; a click on a timed word plays from it. */
+function PageText({ textRef, words, page, onWord }: { textRef: RefObject<HTMLDivElement | null>; words: TimelineWord[]; page: number; onWord: (i: number) => void }) {
+  const blocks = useMemo(() => pageBlocks(words, page), [words, page]);
+  return (
+    <div
+      ref={textRef}
+      className="read-text"
+      aria-describedby="reader-help"
+      onClick={(e) => {
+        const i = (e.target as HTMLElement).dataset?.i;
+        if (i !== undefined) onWord(Number(i));
+      }}
+    >
+      {blocks.map((b) => (
+        <p key={`${page}-${b.block}`} data-block={b.block}>
+          {b.items.map(({ w, i }) => (
+            <span key={i}>
+              {w.start !== null ? (
+                <span className="word" data-i={i}>
+                  {w.word}
+                </span>
+              ) : (
+                <span className="word skipped" title="Not read in the recording">
+                  {w.word}
+                </span>
+              )}{' '}
+            </span>
+          ))}
+        </p>
+      ))}
+    </div>
   );
 }

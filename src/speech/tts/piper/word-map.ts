@@ -33,6 +33,18 @@ export function mapWordsToTokens(tokens: string[], spans: WordSpan[]): WordTimin
   const m = spans.length;
   if (n === 0) return [];
   if (m === 0) return null;
+  const { cost, back } = alignmentTable(tokens, spans);
+  if (cost[n]![m]! / n > MAX_MEAN_COST) return null;
+  return timingsOf(tokens, spans, cheapestPath(back, n, m));
+}
+
+/**
+ * The dynamic-programming table: cost[i][j] is the cheapest alignment of the first i tokens
+ * with the first j words, back[i][j] the last step of it.
+ */
+function alignmentTable(tokens: string[], spans: WordSpan[]): { cost: Float64Array[]; back: Step[][] } {
+  const n = tokens.length;
+  const m = spans.length;
   const tokLetters = tokens.map(letters);
   const phon = spans.map((s) => s.phonemeStarts.length);
   const INF = Number.POSITIVE_INFINITY;
@@ -68,8 +80,11 @@ export function mapWordsToTokens(tokens: string[], spans: WordSpan[]): WordTimin
       }
     }
   }
-  if (cost[n]![m]! / n > MAX_MEAN_COST) return null;
+  return { cost, back };
+}
 
+/** The steps of the cheapest alignment, first to last, each with the token and word it starts at. */
+function cheapestPath(back: Step[][], n: number, m: number): Array<Step & { i: number; j: number }> {
   const steps: Array<Step & { i: number; j: number }> = [];
   for (let i = n, j = m; i > 0 || j > 0; ) {
     const s = back[i]![j]!;
@@ -77,8 +92,11 @@ export function mapWordsToTokens(tokens: string[], spans: WordSpan[]): WordTimin
     j -= s.words;
     steps.push({ ...s, i, j });
   }
-  steps.reverse();
+  return steps.reverse();
+}
 
+/** One timing per token along the path: a silent token is an instant at the previous end. */
+function timingsOf(tokens: string[], spans: WordSpan[], steps: Array<Step & { i: number; j: number }>): WordTiming[] {
   const out: WordTiming[] = [];
   let prevEnd = 0;
   for (const s of steps) {
@@ -94,23 +112,28 @@ export function mapWordsToTokens(tokens: string[], spans: WordSpan[]): WordTimin
       prevEnd = end;
       continue;
     }
-    // several tokens share one word: cut by letter count at the nearest phoneme starts
     const w = spans[s.j]!;
-    const group = tokens.slice(s.i, s.i + s.tokens);
-    const weights = group.map((t) => Math.max(1, letters(t)));
-    const total = weights.reduce((a, b) => a + b, 0);
-    const cuts = w.phonemeStarts.filter((t) => t > w.start && t < w.end);
-    let acc = 0;
-    let prev = w.start;
-    group.forEach((word, k) => {
-      acc += weights[k]!;
-      let cut = k === group.length - 1 ? w.end : w.start + ((w.end - w.start) * acc) / total;
-      if (k < group.length - 1 && cuts.length) cut = cuts.reduce((a, b) => (Math.abs(b - cut) < Math.abs(a - cut) ? b : a));
-      cut = Math.max(prev, Math.min(w.end, cut));
-      out.push({ word, start: prev, end: cut });
-      prev = cut;
-    });
+    out.push(...shareWord(tokens.slice(s.i, s.i + s.tokens), w));
     prevEnd = w.end;
   }
+  return out;
+}
+
+/** Several tokens share one word: cut by letter count at the nearest phoneme starts. */
+function shareWord(group: string[], w: WordSpan): WordTiming[] {
+  const weights = group.map((t) => Math.max(1, letters(t)));
+  const total = weights.reduce((a, b) => a + b, 0);
+  const cuts = w.phonemeStarts.filter((t) => t > w.start && t < w.end);
+  const out: WordTiming[] = [];
+  let acc = 0;
+  let prev = w.start;
+  group.forEach((word, k) => {
+    acc += weights[k]!;
+    let cut = k === group.length - 1 ? w.end : w.start + ((w.end - w.start) * acc) / total;
+    if (k < group.length - 1 && cuts.length) cut = cuts.reduce((a, b) => (Math.abs(b - cut) < Math.abs(a - cut) ? b : a));
+    cut = Math.max(prev, Math.min(w.end, cut));
+    out.push({ word, start: prev, end: cut });
+    prev = cut;
+  });
   return out;
 }
