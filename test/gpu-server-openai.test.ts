@@ -16,7 +16,10 @@ const JFK = path.join(PROJECT_ROOT, 'test/fixtures/speech/jfk.wav');
 const hasPiper = existsSync(path.join(MODELS, 'voices/piper/en_US-joe-medium.onnx'));
 const TOKEN = 'openai-test-token-0123456789';
 const TEXT = 'The quick brown fox jumps over the lazy dog. It was a bright, cold day in April! Did the clocks strike thirteen?';
-const LONG = Array.from({ length: 12 }, (_, i) => `This is sentence number ${i + 1} of a longer passage, read aloud one sentence at a time.`).join(' ');
+// Long enough that the server cannot finish it before the first chunk reaches the client, even on
+// an idle machine (12 sentences were all made before the first read once, in CI on a quiet machine).
+const LONG_SENTENCES = 40;
+const LONG = Array.from({ length: LONG_SENTENCES }, (_, i) => `This is sentence number ${i + 1} of a longer passage, read aloud one sentence at a time.`).join(' ');
 
 interface Words {
   words: Array<{ word: string; start: number; end: number }>;
@@ -135,6 +138,14 @@ describe(`OpenAI audio API through the openai SDK (${hasPiper ? 'Piper' : 'eSpea
   });
 
   it('streams sentence by sentence with stream_format audio: the first chunk arrives long before the last sentence is made', async () => {
+    // Sentences handed to the batcher so far (counted at dispatch). Not /health's pending_requests:
+    // the rest start only once the encoder has taken the first, so right after the first chunk
+    // that count can still be 0 on a loaded machine, and 0 would also mean "all done".
+    const dispatched = async () => {
+      const text = await (await fetch(`${srv.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })).text();
+      return Number(/lectern_gpu_batch_size_sum\{backend="[^"]+"\} (\d+)/.exec(text)?.[1] ?? 0);
+    };
+    const before = await dispatched();
     const t0 = performance.now();
     const r = await client.audio.speech.create({ model: 'tts-1', voice: 'alloy', input: LONG, response_format: 'mp3', stream_format: 'audio' });
     expect(r.headers.get('content-type')).toBe('audio/mpeg');
@@ -142,20 +153,22 @@ describe(`OpenAI audio API through the openai SDK (${hasPiper ? 'Piper' : 'eSpea
     const reader = r.body!.getReader();
     const chunks: Buffer[] = [];
     let first = 0;
-    let pendingAtFirst = 0;
+    let dispatchedAtFirst = 0;
     for (let c = await reader.read(); !c.done; c = await reader.read()) {
       if (chunks.length === 0) {
         first = performance.now() - t0;
-        pendingAtFirst = ((await (await fetch(`${srv.url}/health`)).json()) as { pending_requests: number }).pending_requests;
+        dispatchedAtFirst = (await dispatched()) - before;
       }
       chunks.push(Buffer.from(c.value));
     }
-    expect(pendingAtFirst).toBeGreaterThan(0); // the rest of the sentences were still being made
+    expect(dispatchedAtFirst).toBeGreaterThan(0);
+    expect(dispatchedAtFirst).toBeLessThan(LONG_SENTENCES); // the last sentences were not even started
+    expect((await dispatched()) - before).toBe(LONG_SENTENCES);
     const total = performance.now() - t0;
     expect(chunks.length).toBeGreaterThan(3);
     expect(first).toBeLessThan(total * 0.4);
     const p = await probe(srv.tmp, Buffer.concat(chunks), 'mp3');
-    expect(p.durationSeconds).toBeGreaterThan(12 * 2);
+    expect(p.durationSeconds).toBeGreaterThan(LONG_SENTENCES * 2);
   });
 
   it('streams OpenAI SSE events, each delta with its words, the deltas joining into one file', async () => {
