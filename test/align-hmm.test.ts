@@ -7,6 +7,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAligner, autoAlignerFor, type ClosableAligner } from '../src/speech/align/aligners.ts';
 import { modelFor } from '../src/speech/align/acoustic-models.ts';
+import { CHANGE_FRAMING, refineBoundaries, spectralChange, type Segment } from '../src/speech/align/refine.ts';
+import * as native from '../src/native/index.ts';
 import { ipaToPhones } from '../src/speech/align/phones.ts';
 import { SpeechInputError } from '../src/speech/types.ts';
 import { tokenizeWords } from '../src/speech/words.ts';
@@ -46,7 +48,7 @@ describe('hmm aligner (PocketSphinx HMM forced alignment + refinement, real spee
       }
       scoreAgainst(words, ref, total);
     }
-    // measured 28.9/24.8 ms (tuning) and 16.5/19.6 ms (held-out) starts/ends; a broken grammar,
+    // measured 26.1/22.5 ms (tuning) and 14.4/16.4 ms (held-out) starts/ends (bench/align-accuracy.bench.ts); a broken grammar,
     // lost path or wrong refinement costs 100s of ms, and an end refinement that runs into
     // decays and breaths again (as the one before did: 35 ms on the tuning ends) fails the ends bound
     expect(total.nStart + total.nEnd).toBeGreaterThanOrEqual(70);
@@ -112,6 +114,54 @@ describe('hmm aligner (PocketSphinx HMM forced alignment + refinement, real spee
     expect(modelFor('en-US', 8000)?.name).toBe('en-us-8k');
     expect(modelFor('fr-CA', 16000)?.name).toBe('fr-fr-8k');
     expect(modelFor('de', 16000)).toBeNull();
+  });
+});
+
+describe('refinement: a boundary between two joined words moves to the spectral change near it', () => {
+  // 1 s at 16 kHz: a voiced 220 Hz buzz until 0.5031 s, then a hiss (another sound, as loud)
+  const RATE = 16000;
+  const CHANGE_AT = 0.5031;
+  const audio = new Float32Array(RATE);
+  let seed = 1;
+  for (let i = 0; i < audio.length; i++) {
+    const t = i / RATE;
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    audio[i] = t < CHANGE_AT ? 0.3 * Math.sin(2 * Math.PI * 220 * t) + 0.15 * Math.sin(2 * Math.PI * 660 * t) : 0.4 * (seed / 2 ** 31 - 0.5);
+  }
+  native.loadNative();
+  const energy = native.frameEnergy(audio, RATE, { frameMs: 25, hopMs: 10 });
+  const change = spectralChange(native.melSpectrogram(audio, RATE, CHANGE_FRAMING), CHANGE_FRAMING.hopMs / 1000, CHANGE_FRAMING.frameMs / 1000);
+  const joined = (at: number): Segment[] => [
+    { kind: 'word', start: 0.1, end: at },
+    { kind: 'word', start: at, end: 0.9 },
+  ];
+  // the default offset (5 ms) kept: a log-mel difference peaks a few ms before a step, as soon as the later frame holds some of the new sound
+  const params = { hmmShiftS: 0, gapFrames: 0 };
+
+  it('snaps an HMM boundary 8 ms early or 7 ms late to the change, within 5 ms; both words share it', () => {
+    for (const at of [0.495, 0.51]) {
+      const [a, b] = refineBoundaries([{ segments: joined(at) }], energy, 0.01, params, change);
+      expect(a![1]).toBe(b![0]);
+      expect(Math.abs(b![0] - CHANGE_AT)).toBeLessThan(0.005);
+    }
+  });
+
+  it('leaves it where the shift put it with the snap off, and looks no further than snapReachS', () => {
+    const [, off] = refineBoundaries([{ segments: joined(0.495) }], energy, 0.01, { ...params, snapReachS: 0 }, change);
+    expect(off![0]).toBeCloseTo(0.495, 6);
+    // 30 ms before the change with a 10 ms reach: the change is out of sight
+    const [, far] = refineBoundaries([{ segments: joined(0.473) }], energy, 0.01, params, change);
+    expect(Math.abs(far![0] - 0.473)).toBeLessThanOrEqual(0.0101);
+  });
+
+  it('does not move a word edge next to a pause', () => {
+    const segs: Segment[] = [
+      { kind: 'word', start: 0.1, end: 0.45 },
+      { kind: 'pause', start: 0.45, end: 0.55 },
+      { kind: 'word', start: 0.55, end: 0.9 },
+    ];
+    const [a, b] = refineBoundaries([{ segments: segs }], energy, 0.01, params, change);
+    expect(b![0] - a![1]).toBeGreaterThan(0.05);
   });
 });
 
