@@ -15,7 +15,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import * as native from '../src/native/index.ts';
 import { createHmmAligner, wordTimings, type Decoded } from '../src/speech/align/hmm.ts';
-import { CHANGE_FRAMING, refineBoundaries, spectralChange, type RefineParams, type Segment, type SpectralChange } from '../src/speech/align/refine.ts';
+import { refineBoundaries, spectralChangeOf, type RefineParams, type Segment, type SpectralChange } from '../src/speech/align/refine.ts';
 import type { HandReference } from '../test/fixtures/alignment/hand/references.ts';
 import type { WordTiming } from '../src/speech/types.ts';
 
@@ -117,12 +117,28 @@ function scoreSplit(words: WordTiming[], ref: HandReference, into: Split): void 
   });
 }
 
-function timings(it: Item, decoder: string, params: Partial<RefineParams>): WordTiming[] {
+const changeCache = new WeakMap<Item, SpectralChange>();
+const changeOf = (it: Item) => {
+  let c = changeCache.get(it);
+  if (!c) changeCache.set(it, (c = spectralChangeOf(it.audio, RATE, native.melSpectrogram)));
+  return c;
+};
+
+/** Refined timings; `snap`: with the spectral change (round 4), else without it (rounds 1-3). */
+function timings(it: Item, decoder: string, params: Partial<RefineParams>, snap = false): WordTiming[] {
   const d = it.decoded[decoder]!;
   const full: Decoded = { ...d, audio: it.audio };
   if (!d.decodes.length) return d.tokens.map((word) => ({ word, start: 0, end: 0 }));
-  return wordTimings(full, refineBoundaries(d.decodes, it.energy, 0.01, params));
+  return wordTimings(full, refineBoundaries(d.decodes, it.energy, 0.01, params, snap ? changeOf(it) : undefined));
 }
+
+const ms = (x: number) => (1000 * x).toFixed(1);
+/** One row of a table: MAE starts/ends, P pause edges, R running-speech edges (ms), per set. */
+function printRow(label: string, splits: Split[]): void {
+  const m = (k: [number, number, number]) => (k[2] ? `${ms(k[0] / k[2])}` : '-');
+  console.log(`${label.padEnd(44)} ${splits.map((sp) => `${ms(sp.start[0] / sp.start[1])}/${ms(sp.end[0] / sp.end[1])} P${m(sp.pause)} R${m(sp.running)}`.padEnd(30)).join(' ')}`);
+}
+const printHeader = (setNames: string[]) => console.log(`${''.padEnd(44)} ${setNames.map((s) => s.replace('SYNTHETIC ', '').padEnd(30)).join(' ')}`);
 
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -179,21 +195,14 @@ export async function runIdeas(sets: Record<string, IdeaClip[]>): Promise<void> 
   console.log('\n--- ideas, round 3: running-speech edges (bench/align-ideas.ts) ---');
   const items = await decodeSets(sets);
   const setNames = Object.keys(sets);
-  const f = (x: number) => (1000 * x).toFixed(1);
+  const f = ms;
   const scoreSet = (s: string, decoder: string, params: Partial<RefineParams>) => {
     const sp = emptySplit();
     for (const it of items.filter((i) => i.set === s)) scoreSplit(timings(it, decoder, params), it.clip, sp);
     return sp;
   };
-  const row = (label: string, decoder: string, params: Partial<RefineParams>) => {
-    const cells = setNames.map((s) => {
-      const sp = scoreSet(s, decoder, params);
-      const m = (k: [number, number, number]) => (k[2] ? `${f(k[0] / k[2])}` : '-');
-      return `${f(sp.start[0] / sp.start[1])}/${f(sp.end[0] / sp.end[1])} P${m(sp.pause)} R${m(sp.running)}`.padEnd(30);
-    });
-    console.log(`${label.padEnd(44)} ${cells.join(' ')}`);
-  };
-  console.log(`${''.padEnd(44)} ${setNames.map((s) => s.replace('SYNTHETIC ', '').padEnd(30)).join(' ')}`);
+  const row = (label: string, decoder: string, params: Partial<RefineParams>) => printRow(label, setNames.map((s) => scoreSet(s, decoder, params)));
+  printHeader(setNames);
   console.log(`${'(MAE start/end ms, P pause edges, R running)'.padEnd(44)} ${setNames
     .map((s) => {
       const sp = emptySplit();
@@ -303,40 +312,26 @@ interface Snap {
   sigmaS: number;
   offsetS: number;
 }
-const changeCache = new WeakMap<Item, SpectralChange>();
-const changeOf = (it: Item) => {
-  let c = changeCache.get(it);
-  if (!c) changeCache.set(it, (c = spectralChange(native.melSpectrogram(it.audio, RATE, CHANGE_FRAMING), CHANGE_FRAMING.hopMs / 1000, CHANGE_FRAMING.frameMs / 1000)));
-  return c;
-};
-/** Refined spans with the snap of `snap` (null: none) after a shift of shiftS. */
-const snapSpans = (it: Item, shiftS: number, snap: Snap | null) =>
-  refineBoundaries(it.decoded.default!.decodes, it.energy, 0.01, { hmmShiftS: shiftS, snapReachS: snap?.reachS ?? 0, snapOffsetS: snap?.offsetS ?? 0, snapSigmaS: snap && snap.sigmaS < 1 ? snap.sigmaS : undefined }, changeOf(it));
+/** Refinement parameters with the snap of `snap` (null: none) after a shift of shiftS. */
+const snapParams = (shiftS: number, snap: Snap | null): Partial<RefineParams> => ({
+  hmmShiftS: shiftS,
+  snapReachS: snap?.reachS ?? 0,
+  snapOffsetS: snap?.offsetS ?? 0,
+  snapSigmaS: snap && snap.sigmaS < 1 ? snap.sigmaS : undefined,
+});
 
 export async function runSnapIdeas(sets: Record<string, IdeaClip[]>): Promise<void> {
   console.log('\n--- ideas, round 4: running-speech edges snapped to spectral change (bench/align-ideas.ts) ---');
   const items = await decodeSets(sets, { default: {} });
   const setNames = Object.keys(sets);
-  const f = (x: number) => (1000 * x).toFixed(1);
+  const f = ms;
   const scoreSet = (s: string, shiftS: number, snap: Snap | null) => {
     const sp = emptySplit();
-    for (const it of items.filter((i) => i.set === s)) {
-      const d = it.decoded.default!;
-      if (!d.decodes.length) continue;
-      const spans = snapSpans(it, shiftS, snap);
-      scoreSplit(wordTimings({ ...d, audio: it.audio }, spans), it.clip, sp);
-    }
+    for (const it of items.filter((i) => i.set === s && i.decoded.default!.decodes.length)) scoreSplit(timings(it, 'default', snapParams(shiftS, snap), true), it.clip, sp);
     return sp;
   };
-  const row = (label: string, shiftS: number, snap: Snap | null) => {
-    const cells = setNames.map((s) => {
-      const sp = scoreSet(s, shiftS, snap);
-      const m = (k: [number, number, number]) => (k[2] ? `${f(k[0] / k[2])}` : '-');
-      return `${f(sp.start[0] / sp.start[1])}/${f(sp.end[0] / sp.end[1])} P${m(sp.pause)} R${m(sp.running)}`.padEnd(30);
-    });
-    console.log(`${label.padEnd(44)} ${cells.join(' ')}`);
-  };
-  console.log(`${''.padEnd(44)} ${setNames.map((s) => s.replace('SYNTHETIC ', '').padEnd(30)).join(' ')}`);
+  const row = (label: string, shiftS: number, snap: Snap | null) => printRow(label, setNames.map((s) => scoreSet(s, shiftS, snap)));
+  printHeader(setNames);
   row('round 3 (15 ms shift, no snap)', 0.015, null);
   row('adopted (DEFAULT_REFINE: snap reach 10 ms, offset 5 ms)', 0.015, { reachS: 0.01, sigmaS: 1000, offsetS: 0.005 });
   const tuneSets = setNames.filter((n) => n.includes('tuning'));
@@ -368,11 +363,9 @@ export async function runSnapIdeas(sets: Record<string, IdeaClip[]>): Promise<vo
       let inside = 0;
       let n = 0;
       for (const it of items.filter((i) => i.set === s)) {
-        const d = it.decoded.default!;
         const words = raw.get(it.clip.audio);
-        if (!d.decodes.length || !words) continue;
-        const spans = snapSpans(it, shiftS, snap);
-        const t = wordTimings({ ...d, audio: it.audio }, spans);
+        if (!it.decoded.default!.decodes.length || !words) continue;
+        const t = timings(it, 'default', snapParams(shiftS, snap), true);
         for (let i = 0; i + 1 < words.length; i++) {
           if (/[,.;:!?]["'”’)]*$/u.test(words[i]!.word) || Math.abs(t[i]!.end - t[i + 1]!.start) > 1e-6) continue;
           const b = t[i]!.end;

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAligner, autoAlignerFor, type ClosableAligner } from '../src/speech/align/aligners.ts';
 import { modelFor } from '../src/speech/align/acoustic-models.ts';
-import { CHANGE_FRAMING, refineBoundaries, spectralChange, type Segment } from '../src/speech/align/refine.ts';
+import { refineBoundaries, spectralChangeOf, type Segment } from '../src/speech/align/refine.ts';
 import * as native from '../src/native/index.ts';
 import { ipaToPhones } from '../src/speech/align/phones.ts';
 import { SpeechInputError } from '../src/speech/types.ts';
@@ -130,7 +130,7 @@ describe('refinement: a boundary between two joined words moves to the spectral 
   }
   native.loadNative();
   const energy = native.frameEnergy(audio, RATE, { frameMs: 25, hopMs: 10 });
-  const change = spectralChange(native.melSpectrogram(audio, RATE, CHANGE_FRAMING), CHANGE_FRAMING.hopMs / 1000, CHANGE_FRAMING.frameMs / 1000);
+  const change = spectralChangeOf(audio, RATE, native.melSpectrogram);
   const joined = (at: number): Segment[] => [
     { kind: 'word', start: 0.1, end: at },
     { kind: 'word', start: at, end: 0.9 },

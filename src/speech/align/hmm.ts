@@ -13,7 +13,7 @@ import { MissingModelError, SpeechInputError, type Aligner, type WordTiming } fr
 import { tokenizeWords } from '../words.ts';
 import { hmmLanguages, modelFor, type AcousticModel } from './acoustic-models.ts';
 import { ipaToPhones } from './phones.ts';
-import { CHANGE_FRAMING, refineBoundaries, spectralChange, type Segment } from './refine.ts';
+import { refineBoundaries, spectralChangeOf, type Segment } from './refine.ts';
 
 const RATE = 16000;
 const HOP_S = 0.01;
@@ -279,7 +279,7 @@ function timeWords(st: HmmState, d: Decoded): WordTiming[] {
   if (!d.decodes.length) return d.tokens.map((word) => ({ word, start: 0, end: 0 }));
   if (st.opts.raw) return wordTimings(d, rawSpans(d.decodes));
   const energy = st.native.frameEnergy(d.audio, RATE, { frameMs: 25, hopMs: 10 });
-  const change = spectralChange(st.native.melSpectrogram(d.audio, RATE, CHANGE_FRAMING), CHANGE_FRAMING.hopMs / 1000, CHANGE_FRAMING.frameMs / 1000);
+  const change = spectralChangeOf(d.audio, RATE, st.native.melSpectrogram);
   const spans = refineBoundaries(d.decodes, energy, HOP_S, {}, change);
   return wordTimings(d, spans);
 }

@@ -72,7 +72,7 @@ export interface SpectralChange {
  * frames either side of each frame, smoothed [1 2 1]/4. Peaks where one sound gives way to
  * another, which is where hand labellers put a boundary between two words in running speech.
  */
-export function spectralChange(mel: { frames: number; dims: number; data: Float32Array }, hopS: number, frameS: number): SpectralChange {
+function spectralChange(mel: { frames: number; dims: number; data: Float32Array }, hopS: number, frameS: number): SpectralChange {
   const raw = new Float32Array(mel.frames);
   for (let f = 1; f + 1 < mel.frames; f++) {
     let d = 0;
@@ -88,7 +88,14 @@ export function spectralChange(mel: { frames: number; dims: number; data: Float3
 }
 
 /** Log-mel framing for spectralChange: 20 ms frames every 5 ms (the HMM's frames are 10 ms). */
-export const CHANGE_FRAMING = { frameMs: 20, hopMs: 5, nMels: 40 };
+const CHANGE_FRAMING = { frameMs: 20, hopMs: 5, nMels: 40 };
+
+type MelSpectrogram = (samples: Float32Array, sampleRate: number, opts: typeof CHANGE_FRAMING) => { frames: number; dims: number; data: Float32Array };
+
+/** The spectral change of a signal, framed as the refinement expects (`mel`: the native addon's or the reference's melSpectrogram). */
+export function spectralChangeOf(samples: Float32Array, sampleRate: number, mel: MelSpectrogram): SpectralChange {
+  return spectralChange(mel(samples, sampleRate, CHANGE_FRAMING), CHANGE_FRAMING.hopMs / 1000, CHANGE_FRAMING.frameMs / 1000);
+}
 
 /**
  * Chosen on the tuning parts (hand labels + Piper-exact, bench/align-accuracy.bench.ts):
