@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ffmpeg, ffprobe } from '../src/media/ffmpeg.ts';
 import { alignRecording, RecordingAlignmentStopped, RecordingInputError, RecordingMismatchError, type RecordingAlignment, type RecordingProgress } from '../src/speech/align/long/recording.ts';
 import { createAligner, type ClosableAligner } from '../src/speech/align/aligners.ts';
+import { balancedBatches } from '../src/speech/align/long/recognize.ts';
 import { createLocalSpeech, type Speech } from '../src/speech/local.ts';
 import { SpeechInputError } from '../src/speech/types.ts';
 import { tokenizeWords } from '../src/speech/words.ts';
@@ -17,6 +18,23 @@ import { librivoxClips, smallMessyBook, spotCheck, unspokenParagraphs, writeChap
 const TMP = fs.mkdtempSync(path.join(os.tmpdir(), 'lectern-recording-'));
 const FIX = path.join(import.meta.dirname, 'fixtures');
 afterAll(() => fs.rmSync(TMP, { recursive: true, force: true }));
+
+describe('long recordings: recogniser runs', () => {
+  it('cuts a pass\'s windows into runs of equal seconds, a multiple of the processes, so that no process decodes the last run alone', () => {
+    const windows = (n: number) => Array.from({ length: n }, (_, i) => ({ file: 0, start: i * 40, end: i * 40 + (i % 7 === 6 ? 3 : 10) }));
+    const seconds = (ws: ReturnType<typeof windows>, b: number[]) => b.reduce((s, i) => s + ws[i]!.end - ws[i]!.start, 0);
+    for (const [n, p] of [[94, 2], [30, 2], [61, 2], [200, 4], [5, 2], [1, 2], [3, 4]] as const) {
+      const ws = windows(n);
+      const b = balancedBatches(ws, p);
+      expect(b.flat()).toEqual(ws.map((_, i) => i)); // every window once, in order
+      if (n >= p) expect(b.length % p).toBe(0);
+      expect(Math.max(...b.map((x) => x.length))).toBeLessThanOrEqual(Math.max(30, Math.ceil(n / p)));
+      const secs = b.map((x) => seconds(ws, x));
+      if (n >= 2 * p) expect(Math.max(...secs) - Math.min(...secs)).toBeLessThanOrEqual(10);
+    }
+    expect(balancedBatches([], 2)).toEqual([]);
+  });
+});
 
 describe('long recordings: a messy audiobook aligned to its book', () => {
   let aligner: ClosableAligner;
@@ -46,7 +64,7 @@ describe('long recordings: a messy audiobook aligned to its book', () => {
     const spokenTimed = result.words.filter((w, i) => w && book.spoken[i]).length;
     const unspokenTimed = result.words.filter((w, i) => w && !book.spoken[i]).length;
     console.log(`messy book: ${spokenTimed}/${spoken} spoken words timed, ${unspokenTimed} of ${book.words.length - spoken} unspoken words given a time; coverage ${JSON.stringify(result.coverage)}`);
-    // measured 86/93 (jfk's first words are misheard by the recogniser, so that sentence starts late)
+    // measured 93/93 (86/93 before each recogniser run was warmed up: jfk's first words were misheard)
     expect(spokenTimed / spoken).toBeGreaterThanOrEqual(0.85);
     expect(unspokenTimed).toBe(0);
     const [a, b] = book.skippedSentence;
@@ -78,8 +96,11 @@ describe('long recordings: a messy audiobook aligned to its book', () => {
       n += 2;
     });
     console.log(`messy book: mean boundary error ${((1000 * err) / n).toFixed(1)} ms over ${n / 2} words with references`);
-    expect(n / 2).toBeGreaterThanOrEqual(80);
-    expect(err / n).toBeLessThan(0.06); // measured 34.6 ms with dtw
+    expect(n / 2).toBeGreaterThanOrEqual(86);
+    // measured 77.0 ms over all 93 words with dtw: jfk's first sentence (heard since each
+    // recogniser run is warmed up) has pauses of up to a second that dtw spreads its words
+    // into (up to 0.9 s off); the other 86 words were at 34.6 ms. hmm's bound is the next test
+    expect(err / n).toBeLessThan(0.09);
   });
 
   it('times the words with the best aligner for the language when given `auto` (hmm for English): boundary error under 25 ms', async () => {
@@ -94,8 +115,8 @@ describe('long recordings: a messy audiobook aligned to its book', () => {
         if (w && ref) (err += Math.abs(w.start - ref.start) + Math.abs(w.end - ref.end)), (n += 2);
       });
       console.log(`messy book with auto (hmm): mean boundary error ${((1000 * err) / n).toFixed(1)} ms over ${n / 2} words`);
-      expect(n / 2).toBeGreaterThanOrEqual(80);
-      expect(err / n).toBeLessThan(0.025); // measured 22.6 ms with the snap to spectral change, 20.1 ms without, 16.5 ms with a 10 ms shift: the references are PocketSphinx-made, so any move off its boundaries costs here (deterministic: same audio, same decode)
+      expect(n / 2).toBeGreaterThanOrEqual(86);
+      expect(err / n).toBeLessThan(0.025); // measured 24.2 ms over 93 words (22.6 ms over 86 before jfk's first sentence was heard) with the snap to spectral change, 20.1 ms without, 16.5 ms with a 10 ms shift: the references are PocketSphinx-made, so any move off its boundaries costs here (deterministic: same audio, same decode)
     } finally {
       await auto.close();
     }
@@ -166,6 +187,31 @@ describe('long recordings: a messy audiobook aligned to its book', () => {
     expect(r.coverage.segmentsFallback).toBe(r.coverage.segments);
     expect(r.words.map((w) => w !== null)).toEqual(result.words.map((w) => w !== null));
     expect(result.coverage.segmentsFallback).toBe(0);
+  }, 180_000);
+
+  it('splits a segment the aligner finds no path through at its anchors, so that only the piece holding the trouble is timed by the fallback', async () => {
+    // an aligner that loses its path on any text holding "Americans" (jfk's first sentence) stands in for an HMM losing its beam on one line
+    const refused: string[] = [];
+    const picky = { name: 'picky', align: async (samples: Float32Array, rate: number, text: string, lang: string) => {
+      if (/Americans/.test(text)) (refused.push(text), await Promise.reject(new SpeechInputError('no alignment of the text to the audio')));
+      return aligner.align(samples, rate, text, lang);
+    } };
+    const fellBack: string[] = [];
+    const fallback = { name: 'fallback', align: async (samples: Float32Array, rate: number, text: string, lang: string) => (fellBack.push(text), aligner.align(samples, rate, text, lang)) };
+    const r = await alignRecording({ files: book.files, words: book.words, language: 'en-US', aligner: picky, fallbackAligner: fallback });
+    expect(r.coverage.segmentsFallback).toBe(1);
+    expect(refused.length).toBeGreaterThan(1); // the whole segment, then pieces of it
+    expect(fellBack).toHaveLength(1);
+    expect(fellBack[0]).toMatch(/Americans/);
+    const words = (t: string) => t.split(/\s+/).length;
+    expect(words(fellBack[0]!)).toBeLessThan(words(refused[0]!) / 2);
+    expect(r.coverage.fallbackSeconds).toBeGreaterThan(0);
+    expect(r.words.map((w) => w !== null)).toEqual(result.words.map((w) => w !== null));
+    // pieces join up: the words stay in order within each file
+    for (let i = 1; i < r.words.length; i++) {
+      const a = r.words[i - 1], b = r.words[i];
+      if (a && b && a.file === b.file) expect(b.start).toBeGreaterThanOrEqual(a.start - 1e-6);
+    }
   }, 180_000);
 
   it('stops when asked, between steps, and when the signal aborts', async () => {

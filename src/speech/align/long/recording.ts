@@ -117,8 +117,13 @@ export interface RecordingCoverage {
   decodedShare: number;
   /** Segments handed to the per-segment aligner. */
   segments: number;
-  /** Of those, segments the aligner found no path through, timed by `fallbackAligner` instead. */
+  /**
+   * Of those, segments the aligner found no path through. Each is split at its anchors and the
+   * pieces aligned again; only pieces it still finds no path through are timed by `fallbackAligner`.
+   */
   segmentsFallback: number;
+  /** Seconds of audio in pieces timed by `fallbackAligner`. */
+  fallbackSeconds: number;
 }
 
 export interface RecordingAlignment {
@@ -248,6 +253,15 @@ interface Segment {
   end: number;
   firstToken: number;
   lastToken: number;
+  /** Where it can be cut again (between two words heard as the book has them), in time order: a piece the aligner finds no path through is split there. */
+  cuts: Cut[];
+}
+
+interface Cut {
+  /** Seconds in the file. */
+  at: number;
+  /** First book token after the cut. */
+  token: number;
 }
 
 export async function alignRecording(opts: AlignRecordingOptions): Promise<RecordingAlignment> {
@@ -269,8 +283,8 @@ export async function alignRecording(opts: AlignRecordingOptions): Promise<Recor
     const { heardMatched, perMinute } = checkMatch(files, claims, decodedSeconds);
     const { order, offsets } = readingOrder(files, claims);
     const segments = cutSegments(run, claims);
-    const { words, segmentsFallback } = await timeSegments(run, segments, offsets);
-    return report(run, { words, order, offsets, claims, segments, segmentsFallback, heardMatched, perMinute, decodedSeconds });
+    const { words, segmentsFallback, fallbackSeconds } = await timeSegments(run, segments, offsets);
+    return report(run, { words, order, offsets, claims, segments, segmentsFallback, fallbackSeconds, heardMatched, perMinute, decodedSeconds });
   } finally {
     if (ownDir) fs.rmSync(workDir, { recursive: true, force: true });
   }
@@ -437,7 +451,16 @@ function findRuns(run: Run, c: Chained, fi: number, want: (fi: number, a: number
       // all of the audio between was heard: the words between must be few on both
       // sides (recognition slips), and the time must fit them
       const gk = b.key - a.key - 1, gh = b.heard - a.heard - 1;
-      if (gk > MAX_GAP_WORDS || gh > MAX_GAP_WORDS || skipped(gk, gh)) return false;
+      if (skipped(gk, gh)) {
+        // A skip next to the edge of the decoded audio is unconfirmed: a phrase the book has
+        // twice ("…can do for you, ask what you can do for your…") heard up to the window's
+        // edge chains to its second occurrence. Hear what follows (precedes) it on the next pass.
+        const heard = run.files[fi]!.heard;
+        if (heard[b.heard + 1]?.stretch !== b.stretch) want(fi, b.end, b.end + WINDOW);
+        if (heard[a.heard - 1]?.stretch !== a.stretch) want(fi, a.start - WINDOW, a.start);
+        return false;
+      }
+      if (gk > MAX_GAP_WORDS || gh > MAX_GAP_WORDS) return false;
       // (a pause of a few seconds fits; music or noise between sentences does not)
       return dt >= 0.3 * pred - 1 && dt <= 2 * pred + MAX_PAUSE;
     }
@@ -590,19 +613,25 @@ function cutSegments(run: Run, claims: Claim[]): Segment[] {
     let segStart = Math.max(0, first.start - PAD, heardBefore(first)?.end ?? 0);
     let segFirstToken = keyToken[first.key]!;
     let segBegin = first;
+    let cuts: Cut[] = [];
     for (let k = 1; k < c.anchors.length; k++) {
       const x = c.anchors[k - 1]!, y = c.anchors[k]!;
-      if (y.start - segBegin.start < SEGMENT_SECONDS) continue;
+      // two words heard as the book has them: the boundary between them is a safe place to cut
       if (y.key !== x.key + 1 || y.heard !== x.heard + 1 || keyToken[y.key] === keyToken[x.key]) continue;
       const cut = (x.end + y.start) / 2;
-      segments.push({ file: c.file, start: segStart, end: cut, firstToken: segFirstToken, lastToken: keyToken[x.key]! });
+      if (y.start - segBegin.start < SEGMENT_SECONDS) {
+        cuts.push({ at: cut, token: keyToken[y.key]! });
+        continue;
+      }
+      segments.push({ file: c.file, start: segStart, end: cut, firstToken: segFirstToken, lastToken: keyToken[x.key]!, cuts });
       segStart = cut;
       segFirstToken = keyToken[y.key]!;
       segBegin = y;
+      cuts = [];
     }
     const after = heardAfter(last);
     const segEnd = Math.min(f.decoded.duration, last.end + PAD, after && after.start >= last.end ? after.start : Infinity);
-    segments.push({ file: c.file, start: segStart, end: segEnd, firstToken: segFirstToken, lastToken: keyToken[last.key]! });
+    segments.push({ file: c.file, start: segStart, end: segEnd, firstToken: segFirstToken, lastToken: keyToken[last.key]!, cuts });
   }
   return segments;
 }
@@ -611,11 +640,12 @@ function cutSegments(run: Run, claims: Claim[]): Segment[] {
  * 5. Time: every segment's words by the per-segment aligner, as many segments at once as it
  * runs (its `concurrency`: worker threads), longest first so that the threads finish together.
  */
-async function timeSegments(run: Run, segments: Segment[], offsets: Map<number, number>): Promise<{ words: (TimedWord | null)[]; segmentsFallback: number }> {
+async function timeSegments(run: Run, segments: Segment[], offsets: Map<number, number>): Promise<{ words: (TimedWord | null)[]; segmentsFallback: number; fallbackSeconds: number }> {
   const { opts } = run;
   const words: (TimedWord | null)[] = opts.words.map(() => null);
   let done = 0;
   let segmentsFallback = 0;
+  let fallbackSeconds = 0;
   opts.onProgress?.({ phase: 'align', done: 0, total: segments.length });
   const queue = [...segments].sort((a, b) => b.end - b.start - (a.end - a.start));
   const lanes = Math.max(1, Math.min(opts.aligner.concurrency ?? 1, queue.length));
@@ -623,22 +653,28 @@ async function timeSegments(run: Run, segments: Segment[], offsets: Map<number, 
     Array.from({ length: lanes }, async () => {
       for (let s = queue.shift(); s; s = queue.shift()) {
         await run.stop();
-        const { timed, fellBack } = await timeSegment(run, s);
+        const { timed, fellBack, fellBackSeconds } = await timeSegment(run, s);
         if (fellBack) segmentsFallback++;
+        fallbackSeconds += fellBackSeconds;
         const off = offsets.get(s.file)!;
         timed.forEach((w, k) => {
-          const start = s.start + w.start, end = s.start + w.end;
-          words[s.firstToken + k] = { file: s.file, start, end, globalStart: off + start, globalEnd: off + end };
+          words[s.firstToken + k] = { file: s.file, start: w.start, end: w.end, globalStart: off + w.start, globalEnd: off + w.end };
         });
         opts.onProgress?.({ phase: 'align', done: ++done, total: segments.length });
       }
     }),
   );
-  return { words, segmentsFallback };
+  return { words, segmentsFallback, fallbackSeconds };
 }
 
-/** One segment's words, by the aligner or, where it finds no path, by the fallback aligner. */
-async function timeSegment(run: Run, s: Segment): Promise<{ timed: WordTiming[]; fellBack: boolean }> {
+/**
+ * One segment's words (seconds in the file), by the aligner. Where it finds no path through
+ * the segment (a line the book does not have, a repeat, a sound the text describes), the
+ * segment is split at the cut nearest its middle and each piece aligned again, so that only
+ * the piece holding the trouble is timed by the fallback aligner (`dtw`, coarser), not the
+ * whole half minute around it.
+ */
+async function timeSegment(run: Run, s: Segment): Promise<{ timed: WordTiming[]; fellBack: boolean; fellBackSeconds: number }> {
   const { opts, files } = run;
   const f = files[s.file]!;
   const samples = readSamples(f.decoded, s.start, s.end);
@@ -647,18 +683,29 @@ async function timeSegment(run: Run, s: Segment): Promise<{ timed: WordTiming[];
   // bands they have (upsampled to 16 kHz they would look silent above 4 kHz)
   const rate = Math.min(RATE, f.decoded.sourceRate);
   const audio = rate === RATE ? samples : resample(samples, RATE, rate);
+  const inFile = (ws: WordTiming[]) => ws.map((w) => ({ ...w, start: s.start + w.start, end: s.start + w.end }));
   try {
-    return { timed: await opts.aligner.align(audio, rate, text, opts.language), fellBack: false };
+    return { timed: inFile(await opts.aligner.align(audio, rate, text, opts.language)), fellBack: false, fellBackSeconds: 0 };
   } catch (e) {
     if (!(e instanceof SpeechInputError) || !opts.fallbackAligner) throw e;
-    return { timed: await opts.fallbackAligner.align(audio, rate, text, opts.language), fellBack: true };
   }
+  if (s.cuts.length) {
+    const mid = (s.start + s.end) / 2;
+    const k = s.cuts.reduce((best, c, i) => (Math.abs(c.at - mid) < Math.abs(s.cuts[best]!.at - mid) ? i : best), 0);
+    const cut = s.cuts[k]!;
+    const left: Segment = { ...s, end: cut.at, lastToken: cut.token - 1, cuts: s.cuts.slice(0, k) };
+    const right: Segment = { ...s, start: cut.at, firstToken: cut.token, cuts: s.cuts.slice(k + 1) };
+    const a = await timeSegment(run, left);
+    const b = await timeSegment(run, right);
+    return { timed: [...a.timed, ...b.timed], fellBack: a.fellBack || b.fellBack, fellBackSeconds: a.fellBackSeconds + b.fellBackSeconds };
+  }
+  return { timed: inFile(await opts.fallbackAligner.align(audio, rate, text, opts.language)), fellBack: true, fellBackSeconds: s.end - s.start };
 }
 
 /** The result: regions in reading order, per-file reports and the coverage figures. */
 function report(
   run: Run,
-  r: { words: (TimedWord | null)[]; order: number[]; offsets: Map<number, number>; claims: Claim[]; segments: Segment[]; segmentsFallback: number; heardMatched: number; perMinute: number; decodedSeconds: number },
+  r: { words: (TimedWord | null)[]; order: number[]; offsets: Map<number, number>; claims: Claim[]; segments: Segment[]; segmentsFallback: number; fallbackSeconds: number; heardMatched: number; perMinute: number; decodedSeconds: number },
 ): RecordingAlignment {
   const { files, keyToken } = run;
   const { words, order, offsets } = r;
@@ -699,6 +746,7 @@ function report(
       decodedShare: r.decodedSeconds / Math.max(1e-9, totalSeconds),
       segments: r.segments.length,
       segmentsFallback: r.segmentsFallback,
+      fallbackSeconds: r.fallbackSeconds,
     },
   };
 }
