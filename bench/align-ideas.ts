@@ -8,7 +8,7 @@
 //   - decoder settings (silprob, fillprob, pip, wip): whether they move boundaries at all.
 // Decodes are cached per decoder setting in bench/.cache/align-ideas (git-ignored), keyed by
 // the audio's bytes and text and by the decoding code's source (hmm.ts, acoustic-models.ts, phones.ts).
-// Run alone: node --import tsx bench/align-ideas.ts [quick]; or as part of
+// Run alone: node --import tsx bench/align-ideas.ts [quick] [snap | models]; or as part of
 // bench/align-accuracy.bench.ts ideas.
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -59,7 +59,7 @@ interface Item {
   decoded: Record<string, Cached>;
 }
 
-async function decodeSets(sets: Record<string, IdeaClip[]>, configs: Record<string, Record<string, number>> = DECODER_CONFIGS): Promise<Item[]> {
+async function decodeSets(sets: Record<string, IdeaClip[]>, configs: Record<string, Record<string, number | string>> = DECODER_CONFIGS): Promise<Item[]> {
   const items: Item[] = [];
   for (const [set, clips] of Object.entries(sets))
     for (const clip of clips) {
@@ -75,7 +75,9 @@ async function decodeSets(sets: Record<string, IdeaClip[]>, configs: Record<stri
     for (const it of items) {
       const key = createHash('sha1').update(Buffer.from(it.clip.samples.buffer, it.clip.samples.byteOffset, it.clip.samples.byteLength)).update(it.clip.text).digest('hex');
       if (!cache[key]) {
-        hmm ??= await createHmmAligner({ decoderConfig: cfg, phones: true });
+        // `model` picks the acoustic model; the rest are decoder settings
+        const { model, ...decoderConfig } = cfg;
+        hmm ??= await createHmmAligner({ decoderConfig, phones: true, model: model as string | undefined });
         const d = await hmm.decodeAll(it.clip.samples, it.clip.sampleRate, it.clip.text, 'en-US');
         cache[key] = { tokens: d.tokens, dictWords: d.dictWords, decodes: d.decodes };
         fresh++;
@@ -383,6 +385,53 @@ export async function runSnapIdeas(sets: Record<string, IdeaClip[]>): Promise<vo
   console.log(`  criterion without the snap (round 3): ${f(base)} ms`);
 }
 
+/**
+ * Round 5: two acoustic models, one boundary. The 16 kHz model (Debian's en-us) and the 8 kHz
+ * one bundled in soundswallower (trained on other speech, its features only up to 3.7 kHz)
+ * decode the same audio; each word edge is the weighted mean of the two (w on the 16 kHz
+ * model's), and the refinement then runs as adopted (pause structure from the 16 kHz decode).
+ * The "4 offsets averaged" idea averaged one model with itself; two models err apart.
+ */
+export async function runEnsembleIdeas(sets: Record<string, IdeaClip[]>): Promise<void> {
+  console.log('\n--- ideas, round 5: two acoustic models averaged (bench/align-ideas.ts models) ---');
+  const items = await decodeSets(sets, { default: {}, 'model en-us-8k': { model: 'en-us-8k' } });
+  const setNames = Object.keys(sets);
+  const blend = (it: Item, w: number): Item => {
+    const a = it.decoded.default!, b = it.decoded['model en-us-8k']!;
+    if (!a.decodes.length || !b.decodes.length || w === 1) return it;
+    const wb = b.decodes[0]!.segments.filter((x) => x.kind === 'word');
+    let k = 0;
+    const segments = a.decodes[0]!.segments.map((x) => {
+      if (x.kind !== 'word') return x;
+      const y = wb[k++]!;
+      return { ...x, start: w * x.start + (1 - w) * y.start, end: w * x.end + (1 - w) * y.end };
+    });
+    if (k !== wb.length) return it; // the two dictionaries read the text into different words: keep the 16 kHz decode
+    return { ...it, decoded: { ...it.decoded, default: { ...a, decodes: [{ segments }] } } };
+  };
+  const scoreSet = (s: string, w: number) => {
+    const sp = emptySplit();
+    for (const it of items.filter((i) => i.set === s && i.decoded.default!.decodes.length)) {
+      const b = blend(it, w);
+      changeCache.set(b, changeOf(it));
+      scoreSplit(timings(b, 'default', {}, true), it.clip, sp);
+    }
+    return sp;
+  };
+  printHeader(setNames);
+  for (const w of [1, 0.75, 0.5, 0.25]) printRow(`weight of the 16 kHz model ${w}`, setNames.map((s) => scoreSet(s, w)));
+  const only8 = (s: string) => {
+    const sp = emptySplit();
+    for (const it of items.filter((i) => i.set === s && i.decoded['model en-us-8k']!.decodes.length)) {
+      const b = { ...it, decoded: { ...it.decoded, default: it.decoded['model en-us-8k']! } };
+      changeCache.set(b, changeOf(it));
+      scoreSplit(timings(b, 'default', {}, true), it.clip, sp);
+    }
+    return sp;
+  };
+  printRow('the 8 kHz model alone', setNames.map(only8));
+}
+
 if (process.argv[1] === import.meta.filename) {
   const { loadHandReferences } = await import('../test/fixtures/alignment/hand/references.ts');
   const { piperExactClips } = await import('./piper-exact.ts');
@@ -402,6 +451,7 @@ if (process.argv[1] === import.meta.filename) {
     'SYNTHETIC Piper-exact, held-out': piper.filter((c) => c.part === 'held-out'),
   };
   if (process.argv.includes('snap')) await runSnapIdeas(sets);
+  else if (process.argv.includes('models')) await runEnsembleIdeas(sets);
   else await runIdeas(sets);
   process.exit(0);
 }

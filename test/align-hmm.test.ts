@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAligner, autoAlignerFor, type ClosableAligner } from '../src/speech/align/aligners.ts';
-import { modelFor } from '../src/speech/align/acoustic-models.ts';
+import { installedAcousticModels, modelFor } from '../src/speech/align/acoustic-models.ts';
 import { refineBoundaries, spectralChangeOf, type Segment } from '../src/speech/align/refine.ts';
 import * as native from '../src/native/index.ts';
 import { ipaToPhones } from '../src/speech/align/phones.ts';
@@ -109,8 +109,9 @@ describe('hmm aligner (PocketSphinx HMM forced alignment + refinement, real spee
     await expect(hmm.align(new Float32Array(0), 16000, 'hello', 'en-US')).rejects.toThrow(SpeechInputError);
   });
 
-  it('covers English with the 16 kHz Debian model and French with the bundled model', () => {
-    expect(modelFor('en-GB', 16000)?.name).toBe('en-us-16k');
+  it('covers English with the bundled 8 kHz model (closer boundaries, bench/align-ideas.ts models), Debian\'s 16 kHz model installed beside it, and French with the bundled model', () => {
+    expect(modelFor('en-GB', 16000)?.name).toBe('en-us-8k');
+    expect(installedAcousticModels().map((m) => m.name)).toContain('en-us-16k');
     expect(modelFor('en-US', 8000)?.name).toBe('en-us-8k');
     expect(modelFor('fr-CA', 16000)?.name).toBe('fr-fr-8k');
     expect(modelFor('de', 16000)).toBeNull();

@@ -116,7 +116,12 @@ describe('long recordings: a messy audiobook aligned to its book', () => {
       });
       console.log(`messy book with auto (hmm): mean boundary error ${((1000 * err) / n).toFixed(1)} ms over ${n / 2} words`);
       expect(n / 2).toBeGreaterThanOrEqual(86);
-      expect(err / n).toBeLessThan(0.025); // measured 24.2 ms over 93 words (22.6 ms over 86 before jfk's first sentence was heard) with the snap to spectral change, 20.1 ms without, 16.5 ms with a 10 ms shift: the references are PocketSphinx-made, so any move off its boundaries costs here (deterministic: same audio, same decode)
+      // measured 24.9 ms over 93 words with the 8 kHz model (24.2 ms with Debian's 16 kHz model;
+      // 22.6 ms over 86 words before jfk's first sentence was heard; 20.1 ms without the snap to
+      // spectral change, 16.5 ms with a 10 ms shift). The references were made by PocketSphinx
+      // with the 16 kHz model, so every move off its boundaries costs here, including the moves
+      // that bring hmm closer to hand labels (test/align-hmm.test.ts, bench/align-accuracy.bench.ts)
+      expect(err / n).toBeLessThan(0.03);
     } finally {
       await auto.close();
     }

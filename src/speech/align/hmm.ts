@@ -11,7 +11,7 @@ import * as reference from '../../native/reference.ts';
 import { EspeakProcess, buildVoiceTable, voiceForLanguage, type VoiceTable } from '../tts/espeak.ts';
 import { MissingModelError, SpeechInputError, type Aligner, type WordTiming } from '../types.ts';
 import { tokenizeWords } from '../words.ts';
-import { hmmLanguages, modelFor, type AcousticModel } from './acoustic-models.ts';
+import { hmmLanguages, installedAcousticModels, modelFor, type AcousticModel } from './acoustic-models.ts';
 import { ipaToPhones } from './phones.ts';
 import { refineBoundaries, spectralChangeOf, type Segment } from './refine.ts';
 
@@ -54,6 +54,8 @@ export interface HmmAlignerOptions {
   decoderConfig?: Record<string, number | string>;
   /** Give word segments the phones of the pronunciation the search chose (the bench's `ideas`). */
   phones?: boolean;
+  /** Decode with this installed acoustic model (its name, e.g. en-us-8k) whatever the audio's band (the bench's `ideas`). */
+  model?: string;
 }
 
 /** One decode's word and pause segments, in seconds of the input. */
@@ -246,7 +248,7 @@ function decode(m: LoadedModel, audio: Float32Array, words: string[]): AlignedSe
 async function decodeAll(st: HmmState, samples: Float32Array, sampleRate: number, text: string, language: string): Promise<Decoded> {
   const tokens = tokenizeWords(text);
   if (tokens.length && samples.length === 0) throw new SpeechInputError('cannot align text to empty audio');
-  const model = modelFor(language, sampleRate);
+  const model = st.opts.model ? (installedAcousticModels().find((m) => m.name === st.opts.model) ?? null) : modelFor(language, sampleRate);
   if (!model) {
     throw new SpeechInputError(`the hmm aligner has no acoustic model for language "${language}" (it has: ${st.languages.join(', ')}); use the dtw or auto aligner`);
   }
