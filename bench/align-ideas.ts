@@ -119,10 +119,11 @@ function scoreSplit(words: WordTiming[], ref: HandReference, into: Split): void 
   });
 }
 
-const changeCache = new WeakMap<Item, SpectralChange>();
+// keyed by the audio, so an item with other decodes of the same clip (round 5) shares it
+const changeCache = new WeakMap<Float32Array, SpectralChange>();
 const changeOf = (it: Item) => {
-  let c = changeCache.get(it);
-  if (!c) changeCache.set(it, (c = spectralChangeOf(it.audio, RATE, native.melSpectrogram)));
+  let c = changeCache.get(it.audio);
+  if (!c) changeCache.set(it.audio, (c = spectralChangeOf(it.audio, RATE, native.melSpectrogram)));
   return c;
 };
 
@@ -394,11 +395,13 @@ export async function runSnapIdeas(sets: Record<string, IdeaClip[]>): Promise<vo
  */
 export async function runEnsembleIdeas(sets: Record<string, IdeaClip[]>): Promise<void> {
   console.log('\n--- ideas, round 5: two acoustic models averaged (bench/align-ideas.ts models) ---');
-  const items = await decodeSets(sets, { default: {}, 'model en-us-8k': { model: 'en-us-8k' } });
+  // both models named: `default` is whichever modelFor picks (the adopted one)
+  const items = await decodeSets(sets, { 'model en-us-16k': { model: 'en-us-16k' }, 'model en-us-8k': { model: 'en-us-8k' } });
   const setNames = Object.keys(sets);
   const blend = (it: Item, w: number): Item => {
-    const a = it.decoded.default!, b = it.decoded['model en-us-8k']!;
-    if (!a.decodes.length || !b.decodes.length || w === 1) return it;
+    const a = it.decoded['model en-us-16k']!, b = it.decoded['model en-us-8k']!;
+    const as16 = { ...it, decoded: { ...it.decoded, default: a } };
+    if (!a.decodes.length || !b.decodes.length || w === 1) return as16;
     const wb = b.decodes[0]!.segments.filter((x) => x.kind === 'word');
     let k = 0;
     const segments = a.decodes[0]!.segments.map((x) => {
@@ -406,30 +409,21 @@ export async function runEnsembleIdeas(sets: Record<string, IdeaClip[]>): Promis
       const y = wb[k++]!;
       return { ...x, start: w * x.start + (1 - w) * y.start, end: w * x.end + (1 - w) * y.end };
     });
-    if (k !== wb.length) return it; // the two dictionaries read the text into different words: keep the 16 kHz decode
+    if (k !== wb.length) return as16; // the two dictionaries read the text into different words: keep the 16 kHz decode
     return { ...it, decoded: { ...it.decoded, default: { ...a, decodes: [{ segments }] } } };
   };
-  const scoreSet = (s: string, w: number) => {
+  /** A set scored with the item `pick` makes of each clip (its `default` decode is the one refined). */
+  const scoreSet = (s: string, pick: (it: Item) => Item) => {
     const sp = emptySplit();
-    for (const it of items.filter((i) => i.set === s && i.decoded.default!.decodes.length)) {
-      const b = blend(it, w);
-      changeCache.set(b, changeOf(it));
-      scoreSplit(timings(b, 'default', {}, true), it.clip, sp);
+    for (const it of items.filter((i) => i.set === s)) {
+      const p = pick(it);
+      if (p.decoded.default!.decodes.length) scoreSplit(timings(p, 'default', {}, true), it.clip, sp);
     }
     return sp;
   };
   printHeader(setNames);
-  for (const w of [1, 0.75, 0.5, 0.25]) printRow(`weight of the 16 kHz model ${w}`, setNames.map((s) => scoreSet(s, w)));
-  const only8 = (s: string) => {
-    const sp = emptySplit();
-    for (const it of items.filter((i) => i.set === s && i.decoded['model en-us-8k']!.decodes.length)) {
-      const b = { ...it, decoded: { ...it.decoded, default: it.decoded['model en-us-8k']! } };
-      changeCache.set(b, changeOf(it));
-      scoreSplit(timings(b, 'default', {}, true), it.clip, sp);
-    }
-    return sp;
-  };
-  printRow('the 8 kHz model alone', setNames.map(only8));
+  for (const w of [1, 0.75, 0.5, 0.25]) printRow(`weight of the 16 kHz model ${w}`, setNames.map((s) => scoreSet(s, (it) => blend(it, w))));
+  printRow('the 8 kHz model alone', setNames.map((s) => scoreSet(s, (it) => ({ ...it, decoded: { ...it.decoded, default: it.decoded['model en-us-8k']! } }))));
 }
 
 if (process.argv[1] === import.meta.filename) {

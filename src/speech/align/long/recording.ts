@@ -118,8 +118,9 @@ export interface RecordingCoverage {
   /** Segments handed to the per-segment aligner. */
   segments: number;
   /**
-   * Of those, segments the aligner found no path through. Each is split at its anchors and the
-   * pieces aligned again; only pieces it still finds no path through are timed by `fallbackAligner`.
+   * Of those, segments with a piece timed by `fallbackAligner`: a segment the aligner finds no
+   * path through is split at its anchors and the pieces aligned again; only pieces it still finds
+   * no path through go to the fallback.
    */
   segmentsFallback: number;
   /** Seconds of audio in pieces timed by `fallbackAligner`. */
@@ -653,8 +654,8 @@ async function timeSegments(run: Run, segments: Segment[], offsets: Map<number, 
     Array.from({ length: lanes }, async () => {
       for (let s = queue.shift(); s; s = queue.shift()) {
         await run.stop();
-        const { timed, fellBack, fellBackSeconds } = await timeSegment(run, s);
-        if (fellBack) segmentsFallback++;
+        const { timed, fellBackSeconds } = await timeSegment(run, s);
+        if (fellBackSeconds > 0) segmentsFallback++;
         fallbackSeconds += fellBackSeconds;
         const off = offsets.get(s.file)!;
         timed.forEach((w, k) => {
@@ -674,7 +675,7 @@ async function timeSegments(run: Run, segments: Segment[], offsets: Map<number, 
  * the piece holding the trouble is timed by the fallback aligner (`dtw`, coarser), not the
  * whole half minute around it.
  */
-async function timeSegment(run: Run, s: Segment): Promise<{ timed: WordTiming[]; fellBack: boolean; fellBackSeconds: number }> {
+async function timeSegment(run: Run, s: Segment): Promise<{ timed: WordTiming[]; fellBackSeconds: number }> {
   const { opts, files } = run;
   const f = files[s.file]!;
   const samples = readSamples(f.decoded, s.start, s.end);
@@ -685,7 +686,7 @@ async function timeSegment(run: Run, s: Segment): Promise<{ timed: WordTiming[];
   const audio = rate === RATE ? samples : resample(samples, RATE, rate);
   const inFile = (ws: WordTiming[]) => ws.map((w) => ({ ...w, start: s.start + w.start, end: s.start + w.end }));
   try {
-    return { timed: inFile(await opts.aligner.align(audio, rate, text, opts.language)), fellBack: false, fellBackSeconds: 0 };
+    return { timed: inFile(await opts.aligner.align(audio, rate, text, opts.language)), fellBackSeconds: 0 };
   } catch (e) {
     if (!(e instanceof SpeechInputError) || !opts.fallbackAligner) throw e;
   }
@@ -697,9 +698,9 @@ async function timeSegment(run: Run, s: Segment): Promise<{ timed: WordTiming[];
     const right: Segment = { ...s, start: cut.at, firstToken: cut.token, cuts: s.cuts.slice(k + 1) };
     const a = await timeSegment(run, left);
     const b = await timeSegment(run, right);
-    return { timed: [...a.timed, ...b.timed], fellBack: a.fellBack || b.fellBack, fellBackSeconds: a.fellBackSeconds + b.fellBackSeconds };
+    return { timed: [...a.timed, ...b.timed], fellBackSeconds: a.fellBackSeconds + b.fellBackSeconds };
   }
-  return { timed: inFile(await opts.fallbackAligner.align(audio, rate, text, opts.language)), fellBack: true, fellBackSeconds: s.end - s.start };
+  return { timed: inFile(await opts.fallbackAligner.align(audio, rate, text, opts.language)), fellBackSeconds: s.end - s.start };
 }
 
 /** The result: regions in reading order, per-file reports and the coverage figures. */
