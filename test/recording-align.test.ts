@@ -10,6 +10,9 @@ import { ffmpeg, ffprobe } from '../src/media/ffmpeg.ts';
 import { alignRecording, RecordingAlignmentStopped, RecordingInputError, RecordingMismatchError, type RecordingAlignment, type RecordingProgress } from '../src/speech/align/long/recording.ts';
 import { createAligner, type ClosableAligner } from '../src/speech/align/aligners.ts';
 import { balancedBatches } from '../src/speech/align/long/recognize.ts';
+import { ISLAND_SECONDS, islandsToHear } from '../src/speech/align/long/islands.ts';
+import { buildTextIndex, DEFAULT_PACE } from '../src/speech/align/long/anchors.ts';
+import { readEpub } from '../src/documents/epub.ts';
 import { createLocalSpeech, type Speech } from '../src/speech/local.ts';
 import { SpeechInputError } from '../src/speech/types.ts';
 import { tokenizeWords } from '../src/speech/words.ts';
@@ -248,6 +251,66 @@ describe('long recordings: a messy audiobook aligned to its book', () => {
       expect((err as Error).message).toMatch(/does not sound like speech/);
     }
   }, 90_000);
+});
+
+describe('long recordings: islands heard again with their own text', () => {
+  it('islandsToHear: the gaps beside each file\'s runs, each with the free text next to its runs, as much as the gap holds at the pace', () => {
+    const keys = Array.from({ length: 400 }, (_, k) => `w${k % 50}`); // 3 characters + a space each
+    const index = buildTextIndex(keys);
+    const pace = { ...DEFAULT_PACE, secondsPerChar: 0.07 };
+    const run = (k0: number, k1: number, t0: number) => Array.from({ length: k1 - k0 + 1 }, (_, i) => ({ heard: i, key: k0 + i, start: t0 + 0.3 * i, end: t0 + 0.3 * i + 0.25, stretch: 0 }));
+    const islands = islandsToHear([
+      // file 0: speech before its run, a gap between two runs, a long tail after the last
+      { duration: 500, runs: [run(100, 119, 10), run(130, 149, 20.5)] },
+      // file 1: one run whose text follows file 0's runs; free text after it up to nothing taken
+      { duration: 20, runs: [run(160, 179, 5)] },
+      // file 2: nothing matched, nothing to hear again
+      { duration: 60, runs: [] },
+    ], index, pace);
+    const byFile = (f: number) => islands.filter((i) => i.file === f);
+    expect(byFile(2)).toEqual([]);
+    const [head, between, tail] = byFile(0);
+    // the 10 s before the run hold at most 1.5 × 10 / 0.07 + 40 characters: as many keys back as fit
+    expect(head).toMatchObject({ start: 0, end: 10 });
+    const [k0, k1] = head!.text[0]!;
+    const chars = (a: number, b: number) => index.charsBefore[b + 1]! - index.charsBefore[a]!;
+    expect(k1).toBe(99);
+    expect(chars(k0, 99)).toBeLessThanOrEqual((1.5 * 10) / 0.07 + 40);
+    expect(chars(k0 - 1, 99)).toBeGreaterThan((1.5 * 10) / 0.07 + 40);
+    // between the runs: the free text after the first and before the second (keys 120–129)
+    expect(between!.start).toBeCloseTo(10 + 0.3 * 19 + 0.25, 6);
+    expect(between!.end).toBe(20.5);
+    expect(between!.text).toEqual([[120, 129]]);
+    // a long tail is heard only next to the run, and its text stops where file 1's run begins
+    expect(tail!.end - tail!.start).toBeCloseTo(ISLAND_SECONDS, 6);
+    expect(tail!.text).toEqual([[150, 159]]);
+    const f1 = byFile(1);
+    expect(f1[0]).toMatchObject({ start: 0, end: 5, text: [[150, 159]] });
+    expect(f1[1]!.text[0]![0]).toBe(180);
+  });
+
+  it('the messy book inside the whole novel: words the book-wide model misheard (jfk\'s pauses, a sentence after music) are found again, and no unread word gets a time', async () => {
+    // As the bench's messy book: 60,000 unread words of The War of the Worlds around the text
+    // make the recogniser's model a novel's, under which jfk and the chapter starts are heard as
+    // other words (measured: 85 of 93 spoken words timed without islands, all 93 with them)
+    const dir = path.join(TMP, 'novel');
+    fs.mkdirSync(dir, { recursive: true });
+    const book = await smallMessyBook(dir);
+    const novel = (await readEpub(path.join(FIX, 'documents', 'war-of-the-worlds.epub'))).pages.flatMap((p) => p.blocks.flatMap((b) => b.words.map((w) => w.text)));
+    const words = [...book.words, ...novel], spoken = [...book.spoken, ...novel.map(() => false)];
+    const aligner = await createAligner('dtw', { modelsDir: 'models', device: 'cpu' });
+    try {
+      const r = await alignRecording({ files: book.files, words, language: 'en-US', aligner });
+      const spokenTimed = r.words.filter((w, i) => w && spoken[i]).length;
+      const total = spoken.filter(Boolean).length;
+      console.log(`messy book in the novel: ${spokenTimed}/${total} spoken words timed; coverage ${JSON.stringify(r.coverage)}`);
+      expect(spokenTimed / total).toBeGreaterThanOrEqual(0.95);
+      expect(r.words.filter((w, i) => w && !spoken[i]).length).toBe(0);
+      expect(r.order).toEqual(book.trueOrder);
+    } finally {
+      await aligner.close();
+    }
+  }, 180_000);
 });
 
 describe('long recordings: inputs', () => {

@@ -49,6 +49,8 @@ export interface BookRecognizerOptions {
   sentences: string[][];
   modelDir?: string;
   processes?: number;
+  /** Pronunciations to take the book's words from (default: read from the model's CMUdict; islands pass the book's, read once). */
+  dictionary?: Map<string, string[]>;
 }
 
 export interface BookRecognizer {
@@ -86,7 +88,8 @@ export function createBookRecognizer(words: Iterable<string>, opts: BookRecogniz
   for (const f of [files.hmm, files.dict]) {
     if (!fs.existsSync(f)) throw new MissingModelError(`PocketSphinx English model file ${f} is missing (install the Debian package pocketsphinx-en-us)`);
   }
-  const dict = readDictionary(files.dict, new Set(words));
+  const wanted = new Set(words);
+  const dict = opts.dictionary ? new Map([...opts.dictionary].filter(([w]) => wanted.has(w))) : readDictionary(files.dict, wanted);
   const known = new Set(dict.keys());
   const lmFile = path.join(opts.workDir, 'book.lm');
   const dictFile = path.join(opts.workDir, 'book.dic');

@@ -1,0 +1,87 @@
+// Islands: the stretches of a file's audio beside its matched runs that the book-wide
+// recogniser heard but did not place (a sentence after music, a slow orator's pauses, terse
+// lines the whole novel's language model turns into other words). Each is heard again with a
+// language model of only the book text that can lie there: the free text beside the run(s)
+// around it, about as much as the stretch can hold at the narrator's pace. The recursive
+// idea of long-audio alignment (re-recognise the unaligned islands with a model restricted
+// to their text), applied once, at the edges of what was found.
+import type { Anchor, Pace, TextIndex } from './anchors.ts';
+
+/** Seconds of audio beside a run that are heard again (a longer gap is heard at its two ends). */
+export const ISLAND_SECONDS = 45;
+/** Shorter gaps hold no words worth a recogniser run. */
+const MIN_ISLAND = 1.2;
+/** Text allowed per second of island, beyond the pace: a slow reader, a margin of words. */
+const TEXT_MARGIN = 1.5;
+const TEXT_SLACK_CHARS = 40;
+
+export interface Island {
+  file: number;
+  /** Seconds within the file. */
+  start: number;
+  end: number;
+  /** Book key ranges [first, last] whose words the island's language model holds, in order. */
+  text: [number, number][];
+}
+
+export interface FileRuns {
+  duration: number;
+  runs: Anchor[][];
+}
+
+/**
+ * The islands to hear again: every gap before, between and after a file's runs, at most
+ * ISLAND_SECONDS beside each run, with the free book text next to the run's text on that
+ * side (text no run of any file holds), as many characters as the gap takes at the pace.
+ */
+export function islandsToHear(files: FileRuns[], index: TextIndex, pace: Pace): Island[] {
+  const spans = files.flatMap((f) => f.runs.map((r) => [r[0]!.key, r.at(-1)!.key] as const)).sort((a, b) => a[0] - b[0]);
+  const taken = (k: number) => spans.some(([s, e]) => k >= s && k <= e);
+  const charsFor = (seconds: number) => (TEXT_MARGIN * seconds) / pace.secondsPerChar + TEXT_SLACK_CHARS;
+  const chars = (k0: number, k1: number) => index.charsBefore[k1 + 1]! - index.charsBefore[k0]!;
+  /** Free keys after `k` (forward) or before it (backward), as many as `seconds` of speech hold. */
+  const freeText = (k: number, dir: 1 | -1, seconds: number): [number, number] | null => {
+    const limit = charsFor(seconds);
+    let end = k;
+    for (let n = k + dir; n >= 0 && n < index.keys.length && !taken(n); n += dir) {
+      if (chars(Math.min(k + dir, n), Math.max(k + dir, n)) > limit) break;
+      end = n;
+    }
+    if (end === k) return null;
+    return dir === 1 ? [k + 1, end] : [end, k - 1];
+  };
+  const islands: Island[] = [];
+  files.forEach((f, fi) => {
+    const runs = [...f.runs].sort((a, b) => a[0]!.start - b[0]!.start);
+    if (!runs.length) return;
+    for (let r = 0; r <= runs.length; r++) {
+      const before = runs[r - 1], after = runs[r];
+      const a = before ? before.at(-1)!.end : 0;
+      const b = after ? after[0]!.start : f.duration;
+      if (b - a < MIN_ISLAND) continue;
+      const pieces: { start: number; end: number; text: ([number, number] | null)[] }[] = [];
+      if (b - a <= 2 * ISLAND_SECONDS) {
+        pieces.push({ start: a, end: b, text: [before ? freeText(before.at(-1)!.key, 1, b - a) : null, after ? freeText(after[0]!.key, -1, b - a) : null] });
+      } else {
+        if (before) pieces.push({ start: a, end: a + ISLAND_SECONDS, text: [freeText(before.at(-1)!.key, 1, ISLAND_SECONDS)] });
+        if (after) pieces.push({ start: b - ISLAND_SECONDS, end: b, text: [freeText(after[0]!.key, -1, ISLAND_SECONDS)] });
+      }
+      for (const p of pieces) {
+        const text = mergeRanges(p.text.filter((t): t is [number, number] => t !== null));
+        if (text.length) islands.push({ file: fi, start: p.start, end: p.end, text });
+      }
+    }
+  });
+  return islands;
+}
+
+/** Sorted ranges, overlapping or touching ones joined. */
+function mergeRanges(ranges: [number, number][]): [number, number][] {
+  const out: [number, number][] = [];
+  for (const [s, e] of [...ranges].sort((x, y) => x[0] - y[0])) {
+    const last = out[out.length - 1];
+    if (last && s <= last[1] + 1) last[1] = Math.max(last[1], e);
+    else out.push([s, e]);
+  }
+  return out;
+}
