@@ -5,7 +5,8 @@
 //     (anchors.ts). At first only a quarter of a long recording is decoded; every gap between
 //     anchors whose duration does not fit the narrator's pace, and every stretch before, after
 //     or between matched runs, is decoded in full on the next pass, so a skip, a repeat, a
-//     preface, credits or music are found where they are.
+//     preface, credits or music are found where they are. Then the audio beside each file's
+//     runs is heard once more with a model of only the nearby free text (islands.ts).
 //  2. regions: runs of anchors in step with the pace are the matched regions; the book words
 //     in no region were not spoken (skipped: no time), the audio in none matched no text.
 //  3. time: each region, cut into segments of at most a few minutes at anchors, goes to the
