@@ -287,6 +287,13 @@ describe('long recordings: islands heard again with their own text', () => {
     const f1 = byFile(1);
     expect(f1[0]).toMatchObject({ start: 0, end: 5, text: [[150, 159]] });
     expect(f1[1]!.text[0]![0]).toBe(180);
+
+    // inside a run: two anchors 5 s apart with 10 book words between them, in decoded audio, are
+    // an island with those words; the same jump across audio nobody decoded is not (it fits the pace)
+    const jump = (stretchB: number) => [...run(200, 209, 0), ...run(220, 229, 8.2).map((a) => ({ ...a, stretch: stretchB }))];
+    const inner = islandsToHear([{ duration: 12, runs: [jump(0)] }], index, pace).filter((i) => i.start > 0 && i.end < 12);
+    expect(inner).toEqual([{ file: 0, start: 0.3 * 9 + 0.25, end: 8.2, text: [[210, 219]] }]);
+    expect(islandsToHear([{ duration: 12, runs: [jump(1)] }], index, pace).filter((i) => i.start > 0 && i.end < 12)).toEqual([]);
   });
 
   it('the messy book inside the whole novel: words the book-wide model misheard (jfk\'s pauses, a sentence after music) are found again, and no unread word gets a time', async () => {

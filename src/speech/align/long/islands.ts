@@ -1,5 +1,5 @@
-// Islands: the stretches of a file's audio beside its matched runs that the book-wide
-// recogniser heard but did not place (a sentence after music, a slow orator's pauses, terse
+// Islands: the stretches of a file's audio beside its matched runs, or between two anchors of
+// a run with several book words between them, that the book-wide recogniser heard but did not place (a sentence after music, a slow orator's pauses, terse
 // lines the whole novel's language model turns into other words). Each is heard again with a
 // language model of only the book text that can lie there: the free text beside the run(s)
 // around it, about as much as the stretch can hold at the narrator's pace. The recursive
@@ -9,6 +9,8 @@ import type { Anchor, Pace, TextIndex } from './anchors.ts';
 
 /** Seconds of audio beside a run that are heard again (a longer gap is heard at its two ends). */
 export const ISLAND_SECONDS = 45;
+/** Book words between two anchors of one run that make the audio between them an island (more than a misheard name). */
+export const INNER_WORDS = 5;
 /** Shorter gaps hold no words worth a recogniser run. */
 const MIN_ISLAND = 1.2;
 /** Text allowed per second of island, beyond the pace: a slow reader, a margin of words. */
@@ -35,7 +37,10 @@ export interface FileRuns {
  * side (text no run of any file holds), as many characters as the gap takes at the pace.
  */
 export function islandsToHear(files: FileRuns[], index: TextIndex, pace: Pace): Island[] {
-  const spans = files.flatMap((f) => f.runs.map((r) => [r[0]!.key, r.at(-1)!.key] as const)).sort((a, b) => a[0] - b[0]);
+  // a run whose anchors leave seconds of audio between them (joined over a misheard stretch
+  // whose length fits its text) is pieces with islands between, like separate runs
+  const pieces = files.map((f) => f.runs.flatMap((r) => splitAtSilentAnchors(r)));
+  const spans = pieces.flatMap((runs) => runs.map((r) => [r[0]!.key, r.at(-1)!.key] as const)).sort((a, b) => a[0] - b[0]);
   const taken = (k: number) => spans.some(([s, e]) => k >= s && k <= e);
   const charsFor = (seconds: number) => (TEXT_MARGIN * seconds) / pace.secondsPerChar + TEXT_SLACK_CHARS;
   const chars = (k0: number, k1: number) => index.charsBefore[k1 + 1]! - index.charsBefore[k0]!;
@@ -52,7 +57,7 @@ export function islandsToHear(files: FileRuns[], index: TextIndex, pace: Pace): 
   };
   const islands: Island[] = [];
   files.forEach((f, fi) => {
-    const runs = [...f.runs].sort((a, b) => a[0]!.start - b[0]!.start);
+    const runs = [...pieces[fi]!].sort((a, b) => a[0]!.start - b[0]!.start);
     if (!runs.length) return;
     for (let r = 0; r <= runs.length; r++) {
       const before = runs[r - 1], after = runs[r];
@@ -73,6 +78,18 @@ export function islandsToHear(files: FileRuns[], index: TextIndex, pace: Pace): 
     }
   });
   return islands;
+}
+
+/** A run cut between two anchors with INNER_WORDS or more book words and MIN_ISLAND seconds of decoded audio between them. */
+function splitAtSilentAnchors(run: Anchor[]): Anchor[][] {
+  const out: Anchor[][] = [[run[0]!]];
+  for (let k = 1; k < run.length; k++) {
+    const a = run[k - 1]!, b = run[k]!;
+    // (across audio nobody decoded the gap fits the pace, or the passes would have heard it)
+    if (a.stretch === b.stretch && b.start - a.end >= MIN_ISLAND && b.key - a.key - 1 >= INNER_WORDS) out.push([]);
+    out[out.length - 1]!.push(b);
+  }
+  return out;
 }
 
 /** Sorted ranges, overlapping or touching ones joined. */
