@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ffmpeg, ffprobe } from '../src/media/ffmpeg.ts';
-import { alignRecording, RecordingAlignmentStopped, RecordingInputError, RecordingMismatchError, type RecordingAlignment, type RecordingProgress } from '../src/speech/align/long/recording.ts';
+import { alignRecording, claimRegions, RecordingAlignmentStopped, RecordingInputError, RecordingMismatchError, type RecordingAlignment, type RecordingProgress } from '../src/speech/align/long/recording.ts';
 import { createAligner, type ClosableAligner } from '../src/speech/align/aligners.ts';
 import { balancedBatches } from '../src/speech/align/long/recognize.ts';
 import { ISLAND_SECONDS, islandsToHear } from '../src/speech/align/long/islands.ts';
@@ -294,6 +294,17 @@ describe('long recordings: islands heard again with their own text', () => {
     const inner = islandsToHear([{ duration: 12, runs: [jump(0)] }], index, pace).filter((i) => i.start > 0 && i.end < 12);
     expect(inner).toEqual([{ file: 0, start: 0.3 * 9 + 0.25, end: 8.2, text: [[210, 219]] }]);
     expect(islandsToHear([{ duration: 12, runs: [jump(1)] }], index, pace).filter((i) => i.start > 0 && i.end < 12)).toEqual([]);
+  });
+
+  it('claimRegions: a run of 3 anchors counts beside a region of its file whose text it continues (a sentence after music), not alone nor beside another file\'s', () => {
+    const run = (k0: number, n: number, t0: number) => Array.from({ length: n }, (_, i) => ({ heard: i, key: k0 + i, start: t0 + 0.3 * i, end: t0 + 0.3 * i + 0.25, stretch: 0 }));
+    const claims = claimRegions([
+      { runs: [run(0, 20, 0), run(24, 3, 15), run(100, 3, 30)] },
+      { runs: [run(200, 20, 0)] },
+      { runs: [run(223, 3, 5)] },
+    ]);
+    const spans = claims.map((c) => [c.file, c.anchors[0]!.key, c.anchors.at(-1)!.key]).sort((a, b) => a[0]! - b[0]! || a[1]! - b[1]!);
+    expect(spans).toEqual([[0, 0, 19], [0, 24, 26], [1, 200, 219]]);
   });
 
   it('the messy book inside the whole novel: words the book-wide model misheard (jfk\'s pauses, a sentence after music) are found again, and no unread word gets a time', async () => {

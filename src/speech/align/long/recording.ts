@@ -119,7 +119,7 @@ export interface RecordingCoverage {
   audioMatchedSeconds: number;
   /** Share of the audio that matched no text (prefaces, credits, music, pauses between chapters). */
   audioUnmatched: number;
-  /** Share of the recogniser's heard words that fall in matched regions (the failure rule). */
+  /** Share of the book-wide recogniser's heard words (before islands) that fall in matched regions (the failure rule). */
   heardMatched: number;
   /** Words the recogniser heard per minute of the audio it decoded (read speech: 120–180). */
   heardPerMinute: number;
@@ -252,7 +252,7 @@ interface Run {
 }
 
 /** A matched region: a run of anchors in one file, its book words claimed by no other region. */
-interface Claim {
+export interface Claim {
   file: number;
   anchors: Anchor[];
 }
@@ -559,8 +559,13 @@ function findRuns(run: Run, c: Chained, fi: number, want: (fi: number, a: number
   return runs;
 }
 
+/** b's text follows a's within MAX_GAP_WORDS book words, and b comes later in the audio. */
+function inTextAfter(a: Anchor, b: Anchor): boolean {
+  return b.key > a.key && b.key - a.key - 1 <= MAX_GAP_WORDS && b.start > a.start;
+}
+
 /** 3. Regions: longest run first; a book word belongs to one region only. */
-function claimRegions(files: FileState[]): Claim[] {
+export function claimRegions(files: Pick<FileState, 'runs'>[]): Claim[] {
   const claims: Claim[] = [];
   files.forEach((f, fi) => f.runs.forEach((anchors) => claims.push({ file: fi, anchors })));
   claims.sort((a, b) => b.anchors.length - a.anchors.length);
@@ -575,7 +580,10 @@ function claimRegions(files: FileState[]): Claim[] {
       else cur = [];
       if (cur.length > best.length) best = [...cur];
     }
-    if (best.length < MIN_ANCHORS) continue;
+    // a short run counts beside a kept region of its file whose text it continues (findRuns
+    // kept it for that: a sentence after music); alone it is chance
+    const continues = kept.some((k) => k.file === c.file && best.length && (inTextAfter(k.anchors.at(-1)!, best[0]!) || inTextAfter(best.at(-1)!, k.anchors[0]!)));
+    if (best.length < (continues ? MIN_SHORT_RUN : MIN_ANCHORS)) continue;
     taken.push([best[0]!.key, best.at(-1)!.key]);
     kept.push({ file: c.file, anchors: best });
   }
