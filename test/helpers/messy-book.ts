@@ -246,7 +246,7 @@ export async function ivrPrompts(): Promise<BookPart[]> {
  * that the reader skips, and music or noise between prompts; the document adds a third of The
  * War of the Worlds nobody reads before each prompt chapter (60,000 words).
  */
-export async function largeMessyBook(dir: string): Promise<MessyBook> {
+export async function largeMessyBook(dir: string, seed = 11): Promise<MessyBook> {
   const small = await smallMessyBook(dir);
   const files = [...small.files];
   const words = [...small.words];
@@ -254,10 +254,10 @@ export async function largeMessyBook(dir: string): Promise<MessyBook> {
   const refs = [...small.refs];
   const trueOrder = [...small.trueOrder];
   let skippedWords = small.skippedWords;
-  const rand = seeded(11);
+  const rand = seeded(seed);
   const prompts = (await ivrPrompts()).map((p) => ({ p, k: rand() })).sort((a, b) => a.k - b.k).map((x) => x.p);
   const noise = path.join(dir, 'noise.wav');
-  await ffmpeg(['-y', '-f', 'lavfi', '-t', '6', '-i', 'anoisesrc=color=brown:amplitude=0.05:r=16000', noise]);
+  await ffmpeg(['-y', '-f', 'lavfi', '-t', '6', '-i', 'anoisesrc=color=brown:amplitude=0.05:seed=6:r=16000', noise]);
   const novel = await readEpub(path.join(FIX, 'documents', 'war-of-the-worlds.epub'));
   const novelWords = novel.pages.flatMap((p) => p.blocks.flatMap((b) => b.words.map((w) => w.text)));
   for (let c = 0; c < 3; c++) {
