@@ -264,11 +264,22 @@ describe('long recordings: islands heard again with their own text', () => {
       { duration: 500, runs: [run(100, 119, 10), run(130, 149, 20.5)] },
       // file 1: one run whose text follows file 0's runs; free text after it up to nothing taken
       { duration: 20, runs: [run(160, 179, 5)] },
-      // file 2: nothing matched, nothing to hear again
+      // file 2: nothing matched: heard with the text around every run (a chapter starts where one ends)
       { duration: 60, runs: [] },
+      // file 3: nothing matched, long: its start with the text after every run, its end with the text before
+      { duration: 600, runs: [] },
     ], index, pace);
     const byFile = (f: number) => islands.filter((i) => i.file === f);
-    expect(byFile(2)).toEqual([]);
+    const [f2] = byFile(2);
+    expect(f2).toMatchObject({ start: 0, end: 60 });
+    const holds = (text: [number, number][], k: number) => text.some(([a, b]) => k >= a && k <= b);
+    for (const k of [99, 120, 129, 150, 159, 180]) expect(holds(f2!.text, k)).toBe(true); // beside each run, both sides
+    for (const k of [100, 119, 130, 160, 179]) expect(holds(f2!.text, k)).toBe(false); // never a run's own text
+    const [head3, tail3] = byFile(3);
+    expect(head3).toMatchObject({ start: 0, end: ISLAND_SECONDS });
+    expect(tail3).toMatchObject({ start: 600 - ISLAND_SECONDS, end: 600 });
+    expect(holds(head3!.text, 180) && !holds(head3!.text, 99)).toBe(true); // after runs only
+    expect(holds(tail3!.text, 99) && !holds(tail3!.text, 180)).toBe(true); // before runs only
     const [head, between, tail] = byFile(0);
     // the 10 s before the run hold at most 1.5 × 10 / 0.07 + 40 characters: as many keys back as fit
     expect(head).toMatchObject({ start: 0, end: 10 });

@@ -11,6 +11,8 @@ import type { Anchor, Pace, TextIndex } from './anchors.ts';
 export const ISLAND_SECONDS = 45;
 /** Book words between two anchors of one run that make the audio between them an island (more than a misheard name). */
 export const INNER_WORDS = 5;
+/** Text beyond the pace's share heard at a file that matched nothing: a chapter heading, a paragraph the reader left out. */
+const UNMATCHED_EXTRA_CHARS = 800;
 /** Shorter gaps hold no words worth a recogniser run. */
 const MIN_ISLAND = 1.2;
 /** Text allowed per second of island, beyond the pace: a slow reader, a margin of words. */
@@ -45,8 +47,8 @@ export function islandsToHear(files: FileRuns[], index: TextIndex, pace: Pace): 
   const charsFor = (seconds: number) => (TEXT_MARGIN * seconds) / pace.secondsPerChar + TEXT_SLACK_CHARS;
   const chars = (k0: number, k1: number) => index.charsBefore[k1 + 1]! - index.charsBefore[k0]!;
   /** Free keys after `k` (forward) or before it (backward), as many as `seconds` of speech hold. */
-  const freeText = (k: number, dir: 1 | -1, seconds: number): [number, number] | null => {
-    const limit = charsFor(seconds);
+  const freeText = (k: number, dir: 1 | -1, seconds: number, extraChars = 0): [number, number] | null => {
+    const limit = charsFor(seconds) + extraChars;
     let end = k;
     for (let n = k + dir; n >= 0 && n < index.keys.length && !taken(n); n += dir) {
       if (chars(Math.min(k + dir, n), Math.max(k + dir, n)) > limit) break;
@@ -56,9 +58,27 @@ export function islandsToHear(files: FileRuns[], index: TextIndex, pace: Pace): 
     return dir === 1 ? [k + 1, end] : [end, k - 1];
   };
   const islands: Island[] = [];
+  const all = files.flatMap((f) => f.runs);
   files.forEach((f, fi) => {
     const runs = [...pieces[fi]!].sort((a, b) => a[0]!.start - b[0]!.start);
-    if (!runs.length) return;
+    if (!runs.length) {
+      // a file that matched nothing (a short chapter the book-wide model misheard throughout):
+      // a chapter file starts where some region's text ends and ends where another's begins,
+      // so its start is heard with the free text after every region, its end with the text
+      // before every region
+      if (!all.length || f.duration < MIN_ISLAND) return;
+      const head = Math.min(f.duration, ISLAND_SECONDS), tail = Math.max(head, f.duration - ISLAND_SECONDS);
+      const after = (seconds: number) => all.map((r) => freeText(r.at(-1)!.key, 1, seconds, UNMATCHED_EXTRA_CHARS));
+      const before = (seconds: number) => all.map((r) => freeText(r[0]!.key, -1, seconds, UNMATCHED_EXTRA_CHARS));
+      const pieces = f.duration <= 2 * ISLAND_SECONDS
+        ? [{ start: 0, end: f.duration, text: [...after(f.duration), ...before(f.duration)] }]
+        : [{ start: 0, end: head, text: after(head) }, { start: tail, end: f.duration, text: before(f.duration - tail) }];
+      for (const p of pieces) {
+        const text = mergeRanges(p.text.filter((t): t is [number, number] => t !== null));
+        if (text.length) islands.push({ file: fi, start: p.start, end: p.end, text });
+      }
+      return;
+    }
     for (let r = 0; r <= runs.length; r++) {
       const before = runs[r - 1], after = runs[r];
       const a = before ? before.at(-1)!.end : 0;

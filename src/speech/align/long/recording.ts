@@ -22,7 +22,7 @@ import { decodeRecordingFile, RATE, readSamples, type DecodedFile, type Recordin
 import { buildTextIndex, chainAnchors, DEFAULT_PACE, measurePace, splitRuns, type Anchor, type HeardIn, type Pace, type TextIndex } from './anchors.ts';
 import { readDictionary, spokenWords } from './book-lm.ts';
 import { createBookRecognizer, type AudioWindow, type BookRecognizer, type HeardWord } from './recognize.ts';
-import { islandsToHear } from './islands.ts';
+import { islandsToHear, type Island } from './islands.ts';
 import { pocketsphinxModelFiles } from '../../asr/pocketsphinx.ts';
 import { recordingLanguageSupported } from './languages.ts';
 
@@ -51,6 +51,8 @@ const EDGE_PAUSE = 0.4;
  * first words (jfk's "And so…": "And" timed 0.37 s late, squeezed into 0.1 s).
  */
 const GROW_NEED = 0.8;
+/** Rounds of islands at most (each hears only islands not heard before). */
+const ISLAND_ROUNDS = 3;
 /** Seconds of pause between two heard words of one region, beyond what the text's words take. */
 const MAX_PAUSE = 3;
 /**
@@ -396,9 +398,22 @@ async function locate(run: Run, workDir: string, sentences: string[][]): Promise
  * recogniser's there, and the anchors are chained again.
  */
 async function hearIslands(run: Run, workDir: string, pace: Pace): Promise<Pace> {
-  const { opts, files, keys, keyToken, index, stop } = run;
-  const islands = islandsToHear(files.map((f) => ({ duration: f.decoded.duration, runs: f.runs })), index, pace);
-  if (!islands.length) return pace;
+  // rounds: a file that matched nothing can gain a run from its first island, and then the
+  // rest of it is beside a run
+  const heardBefore = new Set<string>();
+  for (let round = 0; round < ISLAND_ROUNDS; round++) {
+    const islands = islandsToHear(run.files.map((f) => ({ duration: f.decoded.duration, runs: f.runs })), run.index, pace).filter((isl) => {
+      const key = `${isl.file}:${isl.start.toFixed(2)}:${isl.end.toFixed(2)}:${JSON.stringify(isl.text)}`;
+      return !heardBefore.has(key) && heardBefore.add(key);
+    });
+    if (!islands.length) break;
+    pace = await hearIslandsOnce(run, workDir, islands, pace, round);
+  }
+  return pace;
+}
+
+async function hearIslandsOnce(run: Run, workDir: string, islands: Island[], pace: Pace, round: number): Promise<Pace> {
+  const { opts, files, keys, keyToken, stop } = run;
   const dictionary = readDictionary(pocketsphinxModelFiles().dict, new Set(keys));
   const endsSentence = (k: number) => keyToken[k + 1] !== keyToken[k] && /[.!?;:…]["'”’)\]]*$/u.test(opts.words[keyToken[k]!]!);
   const windows: AudioWindow[][] = islands.map((isl) => {
@@ -421,7 +436,7 @@ async function hearIslands(run: Run, workDir: string, pace: Pace): Promise<Pace>
         }
         if (cur.length) sentences.push(cur);
       }
-      const dir = path.join(workDir, `island${i}`);
+      const dir = path.join(workDir, `island${round}-${i}`);
       fs.mkdirSync(dir, { recursive: true });
       try {
         const recognizer = createBookRecognizer(new Set(sentences.flat()), { workDir: dir, sentences, processes: 1, dictionary });
