@@ -9,7 +9,8 @@
 //    chapters of prompts with a spoken preface, skipped prompts, music and noise between them,
 //    against a document of their text and the whole of The War of the Worlds, which nobody reads.
 // Needs: apt-get install asterisk-core-sounds-en-wav asterisk-core-sounds-en (not the tests).
-// Run: node --import tsx bench/long-recording.bench.ts [minutes=60 | quick] [--aligner dtw]  (or BENCH_QUICK=1 npm run bench long-recording)
+// Run: node --import tsx bench/long-recording.bench.ts [minutes=60 | quick] [--aligner dtw] [--seed 11] (or BENCH_QUICK=1 npm run bench long-recording)
+//   --seed: the messy book with another draw of prompts (held-out variants; 11 is the one looked at while tuning)
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -29,7 +30,9 @@ if (!fs.existsSync(IVR_DIR) || !fs.existsSync('/usr/share/doc/asterisk-core-soun
 const alignerName = args[args.indexOf('--aligner') + 1] && args.includes('--aligner') ? args[args.indexOf('--aligner') + 1]! : 'dtw';
 // worker threads of the per-segment aligner (as the read-along pipeline makes it); --threads 1: in the main thread
 const threads = args.includes('--threads') ? Number(args[args.indexOf('--threads') + 1]) : defaultAlignerThreads();
-const minutes = quick ? 3 : Number(args.find((a, i) => /^\d+(\.\d+)?$/.test(a) && args[i - 1] !== '--threads') ?? 60);
+const minutes = quick ? 3 : Number(args.find((a, i) => /^\d+(\.\d+)?$/.test(a) && args[i - 1] !== '--threads' && args[i - 1] !== '--seed') ?? 60);
+// --seed N: the messy book with another draw of prompts (held-out variants; 11 is the one looked at while tuning)
+const messySeed = args.includes('--seed') ? Number(args[args.indexOf('--seed') + 1]) : 11;
 const DIR = path.join(os.tmpdir(), `lectern-bench-long8k-${minutes}`);
 /** The prompts are 8 kHz recordings: the whole hour is made at 8 kHz so that its bandwidth is one (as in any real recording). */
 const RATE = 8000;
@@ -210,17 +213,17 @@ hour.refs.forEach((ref, i) => {
 console.log(`  baseline, plain dtw on the same audio in order with its whole text (decode included): ${baseSecs.toFixed(1)} s wall, ${baseCpu.toFixed(1)} s CPU; long-recording / baseline = ${(longSecs / baseSecs).toFixed(2)}x wall, ${(longCpu / baseCpu).toFixed(2)}x CPU; its MAE on the same words ${((1000 * baseErr) / baseN).toFixed(1)} ms`);
 
 // the messy book against a whole novel
-const messyDir = path.join(os.tmpdir(), `lectern-bench-messy${quick ? '-quick' : ''}`);
+const messyDir = path.join(os.tmpdir(), `lectern-bench-messy${quick ? '-quick' : `-${messySeed}`}`);
 fs.mkdirSync(messyDir, { recursive: true });
-const book = quick ? await smallMessyBook(messyDir) : await largeMessyBook(messyDir);
+const book = quick ? await smallMessyBook(messyDir) : await largeMessyBook(messyDir, messySeed);
 const { files, words, spoken, refs } = book;
 const skippedCount = book.skippedWords;
 t0 = performance.now();
 const messy = await alignRecording({ files, words, language: 'en-US', aligner, fallbackAligner: alignerName === 'dtw' ? undefined : fallbackAligner });
 const messySecs = (performance.now() - t0) / 1000;
 const ms = score(messy, refs, spoken);
-console.log(`messy book: ${files.length} files (shuffled), ${(messy.coverage.audioSeconds / 60).toFixed(1)} min, ${words.length} words of which ${ms.unspoken} never spoken (${skippedCount} in skipped sentences), ${messySecs.toFixed(1)} s:`);
-console.log(`  spoken words matched ${(100 * ms.spokenMatched!).toFixed(1)}%, unspoken words given a time: ${ms.unspokenTimed}, audio matching no text ${(100 * messy.coverage.audioUnmatched).toFixed(1)}%`);
+console.log(`messy book${quick ? "" : ` (prompt seed ${messySeed})`}: ${files.length} files (shuffled), ${(messy.coverage.audioSeconds / 60).toFixed(1)} min, ${words.length} words of which ${ms.unspoken} never spoken (${skippedCount} in skipped sentences), ${messySecs.toFixed(1)} s:`);
+console.log(`  spoken words matched ${(100 * ms.spokenMatched!).toFixed(1)}%, unspoken words given a time: ${ms.unspokenTimed}, audio matching no text ${(100 * messy.coverage.audioUnmatched).toFixed(1)}%, file order ${JSON.stringify(messy.order) === JSON.stringify(book.trueOrder) ? 'right' : 'WRONG'}`);
 console.log(`  boundaries of the ${ms.refWords} words with references: MAE ${ms.mae!.toFixed(1)} ms, ${(100 * ms.within50!).toFixed(1)}% within 50 ms`);
 const speech = await createLocalSpeech('espeak', { modelsDir: 'models', device: 'cpu' });
 const spot = await spotCheck(speech, words, messy.words, files, 20);
