@@ -1,10 +1,11 @@
-// Islands: the stretches of a file's audio beside its matched runs, or between two anchors of
-// a run with several book words between them, that the book-wide recogniser heard but did not place (a sentence after music, a slow orator's pauses, terse
-// lines the whole novel's language model turns into other words). Each is heard again with a
-// language model of only the book text that can lie there: the free text beside the run(s)
-// around it, about as much as the stretch can hold at the narrator's pace. The recursive
-// idea of long-audio alignment (re-recognise the unaligned islands with a model restricted
-// to their text), applied once, at the edges of what was found.
+// Islands: stretches of audio the book-wide recogniser heard but did not place (a sentence
+// after music, a slow orator's phrases, terse lines a whole novel's language model turns into
+// other words): the gaps beside a file's runs, the audio between two anchors of a run with
+// several book words between them, and a file that matched nothing. Each is heard again with
+// a language model of only the book text that can lie there (the free text beside the runs
+// around it, about as much as the stretch holds at the narrator's pace): the recursive idea of
+// long-audio alignment (re-recognise unaligned islands with a model restricted to their text),
+// in a few rounds (recording.ts).
 import type { Anchor, Pace, TextIndex } from './anchors.ts';
 
 /** Seconds of audio beside a run that are heard again (a longer gap is heard at its two ends). */
@@ -34,9 +35,11 @@ export interface FileRuns {
 }
 
 /**
- * The islands to hear again: every gap before, between and after a file's runs, at most
- * ISLAND_SECONDS beside each run, with the free book text next to the run's text on that
- * side (text no run of any file holds), as many characters as the gap takes at the pace.
+ * The islands to hear again: every gap before, between and after a file's runs (a run cut
+ * where INNER_WORDS book words lie between two anchors), at most ISLAND_SECONDS beside each
+ * run, with the free book text next to the run's text on that side (text no run of any file
+ * holds), as many characters as the gap takes at the pace; and the start and end of a file
+ * with no run, with the free text after and before every run.
  */
 export function islandsToHear(files: FileRuns[], index: TextIndex, pace: Pace): Island[] {
   // a run whose anchors leave seconds of audio between them (joined over a misheard stretch
