@@ -21,6 +21,9 @@ export class PoolOverloadedError extends LecternError {
   }
 }
 
+/** How long close() waits for running tasks before terminating their threads. */
+const CLOSE_WAIT_MS = 5000;
+
 type Ok<K extends TaskResult['kind']> = Extract<TaskResult, { kind: K }>;
 
 export class SpeechPool {
@@ -87,7 +90,16 @@ export class SpeechPool {
     return this.exec({ kind: 'transcribe', transcriber, audio, sampleRate, language }, 'transcribe', [audio.buffer as ArrayBuffer]);
   }
 
+  /**
+   * Refuses queued tasks and lets the running ones end before the threads go (at most
+   * CLOSE_WAIT_MS): a thread terminated inside a native call (an onnxruntime session still
+   * being created or run) can abort the whole process when that call returns to an
+   * environment that is gone.
+   */
   async close(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.piscina.close({ force: true }), new Promise((resolve) => (timer = setTimeout(resolve, CLOSE_WAIT_MS)))]);
+    clearTimeout(timer);
     await this.piscina.destroy();
   }
 }
