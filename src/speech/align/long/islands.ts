@@ -61,6 +61,10 @@ export function islandsToHear(files: FileRuns[], index: TextIndex, pace: Pace): 
     return dir === 1 ? [k + 1, end] : [end, k - 1];
   };
   const islands: Island[] = [];
+  const add = (file: number, start: number, end: number, texts: ([number, number] | null)[]) => {
+    const text = mergeRanges(texts.filter((t): t is [number, number] => t !== null));
+    if (text.length) islands.push({ file, start, end, text });
+  };
   const all = files.flatMap((f) => f.runs);
   files.forEach((f, fi) => {
     const runs = [...pieces[fi]!].sort((a, b) => a[0]!.start - b[0]!.start);
@@ -73,13 +77,8 @@ export function islandsToHear(files: FileRuns[], index: TextIndex, pace: Pace): 
       const head = Math.min(f.duration, ISLAND_SECONDS), tail = Math.max(head, f.duration - ISLAND_SECONDS);
       const after = (seconds: number) => all.map((r) => freeText(r.at(-1)!.key, 1, seconds, UNMATCHED_EXTRA_CHARS));
       const before = (seconds: number) => all.map((r) => freeText(r[0]!.key, -1, seconds, UNMATCHED_EXTRA_CHARS));
-      const pieces = f.duration <= 2 * ISLAND_SECONDS
-        ? [{ start: 0, end: f.duration, text: [...after(f.duration), ...before(f.duration)] }]
-        : [{ start: 0, end: head, text: after(head) }, { start: tail, end: f.duration, text: before(f.duration - tail) }];
-      for (const p of pieces) {
-        const text = mergeRanges(p.text.filter((t): t is [number, number] => t !== null));
-        if (text.length) islands.push({ file: fi, start: p.start, end: p.end, text });
-      }
+      if (f.duration <= 2 * ISLAND_SECONDS) add(fi, 0, f.duration, [...after(f.duration), ...before(f.duration)]);
+      else (add(fi, 0, head, after(head)), add(fi, tail, f.duration, before(f.duration - tail)));
       return;
     }
     for (let r = 0; r <= runs.length; r++) {
@@ -87,16 +86,11 @@ export function islandsToHear(files: FileRuns[], index: TextIndex, pace: Pace): 
       const a = before ? before.at(-1)!.end : 0;
       const b = after ? after[0]!.start : f.duration;
       if (b - a < MIN_ISLAND) continue;
-      const pieces: { start: number; end: number; text: ([number, number] | null)[] }[] = [];
       if (b - a <= 2 * ISLAND_SECONDS) {
-        pieces.push({ start: a, end: b, text: [before ? freeText(before.at(-1)!.key, 1, b - a) : null, after ? freeText(after[0]!.key, -1, b - a) : null] });
+        add(fi, a, b, [before ? freeText(before.at(-1)!.key, 1, b - a) : null, after ? freeText(after[0]!.key, -1, b - a) : null]);
       } else {
-        if (before) pieces.push({ start: a, end: a + ISLAND_SECONDS, text: [freeText(before.at(-1)!.key, 1, ISLAND_SECONDS)] });
-        if (after) pieces.push({ start: b - ISLAND_SECONDS, end: b, text: [freeText(after[0]!.key, -1, ISLAND_SECONDS)] });
-      }
-      for (const p of pieces) {
-        const text = mergeRanges(p.text.filter((t): t is [number, number] => t !== null));
-        if (text.length) islands.push({ file: fi, start: p.start, end: p.end, text });
+        if (before) add(fi, a, a + ISLAND_SECONDS, [freeText(before.at(-1)!.key, 1, ISLAND_SECONDS)]);
+        if (after) add(fi, b - ISLAND_SECONDS, b, [freeText(after[0]!.key, -1, ISLAND_SECONDS)]);
       }
     }
   });

@@ -208,17 +208,30 @@ interface FileState {
 }
 
 /** The book's words as recogniser keys: each key knows its token. */
-function bookKeys(words: string[]): { keys: string[]; keyToken: Int32Array; sentences: string[][] } {
+function bookKeys(words: string[]): { keys: string[]; keyToken: Int32Array; sentenceEnd: Uint8Array } {
   const keys: string[] = [];
   const owner: number[] = [];
-  const sentences: string[][] = [];
-  let cur: string[] = [];
+  const ends: number[] = [];
+  let open = false;
   words.forEach((w, t) => {
-    for (const k of spokenWords(w)) (keys.push(k), owner.push(t), cur.push(k));
-    if (/[.!?;:…]["'”’)\]]*$/u.test(w) && cur.length) (sentences.push(cur), (cur = []));
+    for (const k of spokenWords(w)) (keys.push(k), owner.push(t), (open = true));
+    if (/[.!?;:…]["'”’)\]]*$/u.test(w) && open) (ends.push(keys.length - 1), (open = false));
   });
-  if (cur.length) sentences.push(cur);
-  return { keys, keyToken: Int32Array.from(owner), sentences };
+  const sentenceEnd = new Uint8Array(keys.length);
+  for (const k of ends) sentenceEnd[k] = 1;
+  return { keys, keyToken: Int32Array.from(owner), sentenceEnd };
+}
+
+/** The keys k0..k1 as sentences (runs of the recogniser's n-grams), broken where the book's sentences end. */
+function sentencesIn(run: Pick<Run, 'keys' | 'sentenceEnd'>, k0: number, k1: number): string[][] {
+  const out: string[][] = [];
+  let cur: string[] = [];
+  for (let k = k0; k <= k1; k++) {
+    cur.push(run.keys[k]!);
+    if (run.sentenceEnd[k]) (out.push(cur), (cur = []));
+  }
+  if (cur.length) out.push(cur);
+  return out;
 }
 
 /** Sub-intervals of [a, b) not yet decoded, cut into windows. */
@@ -232,13 +245,13 @@ function uncovered(covered: [number, number][], a: number, b: number): [number, 
     x = Math.max(x, e);
   }
   if (x < b) out.push([x, b]);
-  const windows: [number, number][] = [];
-  for (const [s, e] of out) {
-    if (e - s < MIN_WINDOW) continue;
-    const n = Math.ceil((e - s) / WINDOW);
-    for (let k = 0; k < n; k++) windows.push([s + ((e - s) * k) / n, s + ((e - s) * (k + 1)) / n]);
-  }
-  return windows;
+  return out.filter(([s, e]) => e - s >= MIN_WINDOW).flatMap(([s, e]) => windowsOf(s, e));
+}
+
+/** [s, e) cut into equal windows of at most WINDOW seconds. */
+function windowsOf(s: number, e: number): [number, number][] {
+  const n = Math.ceil((e - s) / WINDOW);
+  return Array.from({ length: n }, (_, k) => [s + ((e - s) * k) / n, s + ((e - s) * (k + 1)) / n]);
 }
 
 
@@ -249,6 +262,8 @@ interface Run {
   keys: string[];
   /** Token of each key. */
   keyToken: Int32Array;
+  /** 1 for the last key of each sentence. */
+  sentenceEnd: Uint8Array;
   index: TextIndex;
   stop: () => Promise<void>;
 }
@@ -287,16 +302,16 @@ export async function alignRecording(opts: AlignRecordingOptions): Promise<Recor
   try {
     const decoded = await decodeFiles(opts, workDir, stop);
     const files: FileState[] = decoded.map((d) => ({ decoded: d, covered: [], heard: [], runs: [] }));
-    const { keys, keyToken, sentences } = bookKeys(opts.words);
-    const run: Run = { opts, files, keys, keyToken, index: buildTextIndex(keys), stop };
-    const located = await locate(run, workDir, sentences);
+    const { keys, keyToken, sentenceEnd } = bookKeys(opts.words);
+    const run: Run = { opts, files, keys, keyToken, sentenceEnd, index: buildTextIndex(keys), stop };
+    const located = await locate(run, workDir);
     await stop();
     // the failure rules judge what the book-wide recogniser heard on its own: islands are
     // heard with a model of nothing but nearby text, which finds that text in any audio
     const found = claimRegions(files);
     growToSentenceEdges(run, found, located.pace);
-    const { heardMatched, perMinute } = checkMatch(files, found, located.decodedSeconds);
-    const decodedSeconds = located.decodedSeconds;
+    const { decodedSeconds } = located;
+    const { heardMatched, perMinute } = checkMatch(files, found, decodedSeconds);
     const pace = await hearIslands(run, workDir, located.pace);
     const claims = claimRegions(files);
     growToSentenceEdges(run, claims, pace);
@@ -348,9 +363,9 @@ function firstWindows(files: FileState[], totalSeconds: number): AudioWindow[] {
 }
 
 /** 2. Locate: passes of recognition until every stretch whose anchors do not fit the pace has been heard. */
-async function locate(run: Run, workDir: string, sentences: string[][]): Promise<{ pace: Pace; decodedSeconds: number }> {
+async function locate(run: Run, workDir: string): Promise<{ pace: Pace; decodedSeconds: number }> {
   const { opts, files, keys, stop } = run;
-  const recognizer = createBookRecognizer(new Set(keys), { workDir, sentences, processes: opts.processes });
+  const recognizer = createBookRecognizer(new Set(keys), { workDir, sentences: sentencesIn(run, 0, keys.length - 1), processes: opts.processes });
   let pending = firstWindows(files, files.reduce((s, f) => s + f.decoded.duration, 0));
   let pace: Pace = DEFAULT_PACE;
   let decodedSeconds = 0;
@@ -401,25 +416,22 @@ async function hearIslands(run: Run, workDir: string, pace: Pace): Promise<Pace>
   // rounds: a file that matched nothing can gain a run from its first island, and then the
   // rest of it is beside a run
   const heardBefore = new Set<string>();
+  let dictionary: Map<string, string[]> | null = null;
   for (let round = 0; round < ISLAND_ROUNDS; round++) {
     const islands = islandsToHear(run.files.map((f) => ({ duration: f.decoded.duration, runs: f.runs })), run.index, pace).filter((isl) => {
       const key = `${isl.file}:${isl.start.toFixed(2)}:${isl.end.toFixed(2)}:${JSON.stringify(isl.text)}`;
       return !heardBefore.has(key) && heardBefore.add(key);
     });
     if (!islands.length) break;
-    pace = await hearIslandsOnce(run, workDir, islands, pace, round);
+    dictionary ??= readDictionary(pocketsphinxModelFiles().dict, new Set(run.keys));
+    pace = await hearIslandsOnce(run, workDir, islands, pace, round, dictionary);
   }
   return pace;
 }
 
-async function hearIslandsOnce(run: Run, workDir: string, islands: Island[], pace: Pace, round: number): Promise<Pace> {
-  const { opts, files, keys, keyToken, stop } = run;
-  const dictionary = readDictionary(pocketsphinxModelFiles().dict, new Set(keys));
-  const endsSentence = (k: number) => keyToken[k + 1] !== keyToken[k] && /[.!?;:…]["'”’)\]]*$/u.test(opts.words[keyToken[k]!]!);
-  const windows: AudioWindow[][] = islands.map((isl) => {
-    const n = Math.ceil((isl.end - isl.start) / WINDOW);
-    return Array.from({ length: n }, (_, k) => ({ file: isl.file, start: isl.start + ((isl.end - isl.start) * k) / n, end: isl.start + ((isl.end - isl.start) * (k + 1)) / n }));
-  });
+async function hearIslandsOnce(run: Run, workDir: string, islands: Island[], pace: Pace, round: number, dictionary: Map<string, string[]>): Promise<Pace> {
+  const { opts, files, stop } = run;
+  const windows: AudioWindow[][] = islands.map((isl) => windowsOf(isl.start, isl.end).map(([start, end]) => ({ file: isl.file, start, end })));
   // one recogniser run per island, each with its own model: islands joined into models of up to
   // 400 words lost 55 more spoken words of the bench's messy book and timed 9 more unread ones
   const heard: HeardWord[][][] = new Array(islands.length);
@@ -427,15 +439,7 @@ async function hearIslandsOnce(run: Run, workDir: string, islands: Island[], pac
   const hear = async () => {
     for (let i = next++; i < islands.length; i = next++) {
       await stop();
-      const sentences: string[][] = [];
-      for (const [k0, k1] of islands[i]!.text) {
-        let cur: string[] = [];
-        for (let k = k0; k <= k1; k++) {
-          cur.push(keys[k]!);
-          if (endsSentence(k)) (sentences.push(cur), (cur = []));
-        }
-        if (cur.length) sentences.push(cur);
-      }
+      const sentences = islands[i]!.text.flatMap(([k0, k1]) => sentencesIn(run, k0, k1));
       const dir = path.join(workDir, `island${round}-${i}`);
       fs.mkdirSync(dir, { recursive: true });
       try {
