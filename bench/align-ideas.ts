@@ -8,14 +8,14 @@
 //   - decoder settings (silprob, fillprob, pip, wip): whether they move boundaries at all.
 // Decodes are cached per decoder setting in bench/.cache/align-ideas (git-ignored), keyed by
 // the audio's bytes and text and by the decoding code's source (hmm.ts, acoustic-models.ts, phones.ts).
-// Run alone: node --import tsx bench/align-ideas.ts [quick] [snap | models]; or as part of
+// Run alone: node --import tsx bench/align-ideas.ts [quick] [snap | models | gap]; or as part of
 // bench/align-accuracy.bench.ts ideas.
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import * as native from '../src/native/index.ts';
 import { createHmmAligner, wordTimings, type Decoded } from '../src/speech/align/hmm.ts';
-import { refineBoundaries, spectralChangeOf, type RefineParams, type Segment, type SpectralChange } from '../src/speech/align/refine.ts';
+import { DEFAULT_REFINE, refineBoundaries, spectralChangeOf, type RefineParams, type Segment, type SpectralChange } from '../src/speech/align/refine.ts';
 import type { HandReference } from '../test/fixtures/alignment/hand/references.ts';
 import type { WordTiming } from '../src/speech/types.ts';
 
@@ -426,6 +426,26 @@ export async function runEnsembleIdeas(sets: Record<string, IdeaClip[]>): Promis
   printRow('the 8 kHz model alone', setNames.map((s) => scoreSet(s, (it) => ({ ...it, decoded: { ...it.decoded, default: it.decoded['model en-us-8k']! } }))));
 }
 
+/**
+ * Round 8: the quiet-gap rule (RefineParams.gapFrames: a quiet run this long across a boundary
+ * the HMM joined is a pause). Its only support were single edges (goforward's "forward ten",
+ * jfk's "ask what"); praatio's "ripped the", added to the held-out part in round 8, has a
+ * voiceless closure over 100 ms that it takes for a pause. Every length, and off, on all sets.
+ */
+export async function runGapIdeas(sets: Record<string, IdeaClip[]>): Promise<void> {
+  console.log('\n--- ideas, round 8: the quiet-gap rule (bench/align-ideas.ts gap) ---');
+  const items = await decodeSets(sets, { default: {} });
+  const setNames = Object.keys(sets);
+  printHeader(setNames);
+  for (const gapFrames of [10, 0, 12, 15, 20]) {
+    printRow(gapFrames === DEFAULT_REFINE.gapFrames ? `gapFrames ${gapFrames} (adopted)` : gapFrames ? `gapFrames ${gapFrames}` : 'no quiet-gap rule', setNames.map((s) => {
+      const sp = emptySplit();
+      for (const it of items.filter((i) => i.set === s && i.decoded.default!.decodes.length)) scoreSplit(timings(it, 'default', { gapFrames }, true), it.clip, sp);
+      return sp;
+    }));
+  }
+}
+
 if (process.argv[1] === import.meta.filename) {
   const { loadHandReferences } = await import('../test/fixtures/alignment/hand/references.ts');
   const { piperExactClips } = await import('./piper-exact.ts');
@@ -446,6 +466,7 @@ if (process.argv[1] === import.meta.filename) {
   };
   if (process.argv.includes('snap')) await runSnapIdeas(sets);
   else if (process.argv.includes('models')) await runEnsembleIdeas(sets);
+  else if (process.argv.includes('gap')) await runGapIdeas(sets);
   else await runIdeas(sets);
   process.exit(0);
 }
