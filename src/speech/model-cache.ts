@@ -1,7 +1,9 @@
 // Loaded models, keyed by (name, device, compute type), so each worker thread loads a
 // model once however many requests or backends ask for it. One module instance per
 // thread: piscina workers each hold their own cache, which is what we want (an
-// onnxruntime session is not shared across threads).
+// onnxruntime session is not shared across threads). Entries live as long as the thread:
+// there is no eviction, since releasing a session that a request may still be running could abort
+// the process, and the set of models a server loads is small and fixed.
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
@@ -59,19 +61,6 @@ export class ModelCache {
   stats(): ModelCacheStats {
     const loaded = [...this.entries.entries()].filter(([, e]) => e.done).map(([k]) => k);
     return { hits: this.hits, misses: this.misses, loaded };
-  }
-
-  /** Drops every entry, releasing sessions that have a `release()` (onnxruntime's do). */
-  async clear(): Promise<void> {
-    const all = [...this.entries.values()];
-    this.entries.clear();
-    this.hits = 0;
-    this.misses = 0;
-    for (const e of all) {
-      const model = await e.promise.catch(() => null);
-      const release = (model as { release?: () => Promise<void> } | null)?.release;
-      if (typeof release === 'function') await release.call(model).catch(() => undefined);
-    }
   }
 }
 
