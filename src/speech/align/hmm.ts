@@ -66,13 +66,14 @@ export interface DecodedUtterance {
 /**
  * Pruning beams, one decode. Wide, because a forced alignment that loses its path returns
  * nothing: with PocketSphinx's recognition defaults (beam 1e-48, wbeam 7e-29) one
- * long-recording segment in three lost its path and had to be decoded again at these, while
- * the acoustic scoring, not the search, is most of a decode's time here (a linear grammar
- * keeps few HMMs active): the wide beam costs a few per cent more than the narrow one per
- * decode, gives the same boundaries on every clip of bench/align-accuracy.bench.ts, and saves
- * the second decode.
+ * long-recording segment in three lost its path; at 1e-100 (wbeam 1e-80) two half-minute
+ * pieces of the bench hour still did (telephone prompts whose text names a beep) and were
+ * timed by the dtw fallback. At 1e-200 they align, in the same time, while the acoustic scoring,
+ * not the search, is most of a decode's time here (a linear grammar keeps few HMMs active):
+ * the hour's align phase took 34.8 s against 34.1 s, and every clip of
+ * bench/align-accuracy.bench.ts got the same boundaries.
  */
-const BEAMS = { beam: 1e-100, wbeam: 1e-80, pbeam: 1e-100 };
+const BEAMS = { beam: 1e-200, wbeam: 1e-200, pbeam: 1e-200 };
 
 /** soundswallower's Emscripten glue re-throws from its own uncaughtException listener; keep Node's own handling. */
 async function loadModule(): Promise<SsModule> {
