@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ffmpeg, ffprobe } from '../src/media/ffmpeg.ts';
-import { alignRecording, claimRegions, RecordingAlignmentStopped, RecordingInputError, RecordingMismatchError, type RecordingAlignment, type RecordingProgress } from '../src/speech/align/long/recording.ts';
+import { alignRecording, claimRegions, readingOrder, RecordingAlignmentStopped, RecordingInputError, RecordingMismatchError, type RecordingAlignment, type RecordingProgress } from '../src/speech/align/long/recording.ts';
 import { createAligner, type ClosableAligner } from '../src/speech/align/aligners.ts';
 import { balancedBatches } from '../src/speech/align/long/recognize.ts';
 import { ISLAND_SECONDS, islandsToHear } from '../src/speech/align/long/islands.ts';
@@ -36,6 +36,35 @@ describe('long recordings: recogniser runs', () => {
       if (n >= 2 * p) expect(Math.max(...secs) - Math.min(...secs)).toBeLessThanOrEqual(10);
     }
     expect(balancedBatches([], 2)).toEqual([]);
+  });
+});
+
+describe('long recordings: reading order of files that match no text', () => {
+  const files = (n: number) => Array.from({ length: n }, (_, i) => ({ decoded: { index: i, duration: 10 + i } }));
+  const claim = (file: number, key: number) => ({ file, anchors: [{ key }] }) as never;
+
+  it('places them by the names when the names sort the matched files in their reading order (numbered tracks uploaded in any order)', () => {
+    // uploaded: chapter 3, an opening tune, chapter 1, chapter 2, the credits
+    const names = ['03 Chapter three.mp3', '00 Opening.ogg', '01 Chapter one.mp3', '02 Chapter two.mp3', '99 Credits.mp3'];
+    const r = readingOrder(files(5), [claim(0, 900), claim(2, 10), claim(3, 400)], names);
+    expect(r.order).toEqual([1, 2, 3, 0, 4]);
+    // the timeline plays them in that order
+    expect(r.offsets.get(1)).toBe(0);
+    expect(r.offsets.get(2)).toBe(11);
+    expect(r.offsets.get(4)).toBe(11 + 12 + 13 + 10);
+    // "track 10" after "track 9", not after "track 1"
+    const ten = ['track 10.mp3', 'track 9.mp3', 'track 1.mp3', 'track 2.mp3'];
+    expect(readingOrder(files(4), [claim(1, 800), claim(2, 0)], ten).order).toEqual([2, 3, 1, 0]);
+  });
+
+  it('keeps them after their upload-order predecessor when the names do not sort the matched files as their words do, or repeat', () => {
+    // the names sort chapter 2 first: they are not track numbers
+    const names = ['b second.mp3', 'c music.ogg', 'a first.mp3'];
+    expect(readingOrder(files(3), [claim(0, 500), claim(2, 0)], names).order).toEqual([2, 0, 1]);
+    // every file named alike (a phone's "audio.m4a"): upload order
+    expect(readingOrder(files(3), [claim(0, 500), claim(2, 0)], ['audio.m4a', 'audio.m4a', 'audio.m4a']).order).toEqual([2, 0, 1]);
+    // with no matched file the names contradict nothing: they decide
+    expect(readingOrder(files(2), [], ['b.mp3', 'a.mp3']).order).toEqual([1, 0]);
   });
 });
 
@@ -348,6 +377,24 @@ describe('long recordings: inputs', () => {
     aligner = await createAligner('dtw', { modelsDir: 'models', device: 'cpu' });
   });
   afterAll(async () => aligner?.close());
+
+  it('puts a file that matches no text (an opening tune) where its track number says, given the upload names', async () => {
+    const clips = librivoxClips();
+    const dir = fs.mkdtempSync(path.join(TMP, 'names-'));
+    const jfk = path.join(dir, 'upload-1'), dashwood = path.join(dir, 'upload-2'), tune = path.join(dir, 'upload-3');
+    await writeChapter([clips[5]!], jfk, ['-c:a', 'libvorbis', '-f', 'ogg']);
+    await writeChapter([clips[0]!, clips[1]!], dashwood, ['-c:a', 'flac', '-f', 'flac']);
+    await writeChapter([{ kind: 'music', file: path.join(FIX, 'music', 'colobot-constructive-20s.ogg'), seconds: 8 }], tune, ['-c:a', 'libvorbis', '-f', 'ogg']);
+    const words = tokenizeWords([clips[0]!, clips[1]!, clips[5]!].map((c) => c.text).join(' ')).map((t) => t.word);
+    const files = [jfk, dashwood, tune];
+    const named = await alignRecording({ files, names: ['02 Ask not.ogg', '01 Dashwood.flac', '00 Theme.ogg'], words, language: 'en', aligner });
+    expect(named.order).toEqual([2, 1, 0]);
+    expect(named.files[2]!.offset).toBe(0);
+    // without names that sort the chapters, the tune stays after its upload-order predecessor
+    const unnamed = await alignRecording({ files, words, language: 'en', aligner });
+    expect(unnamed.order).toEqual([1, 2, 0]);
+    await expect(alignRecording({ files, names: ['one'], words, language: 'en', aligner })).rejects.toThrow(/1 names for 3 audio files/);
+  }, 120_000);
 
   it('reads an M4B with chapter marks, a FLAC and an OGG, and reports the chapters', async () => {
     const clips = librivoxClips();

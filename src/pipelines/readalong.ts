@@ -98,7 +98,8 @@ const round4 = (x: number) => Math.round(x * 10000) / 10000;
 /** The alignment, from the cache when this recording and text were aligned before (a resumed job). */
 async function alignCached(ctx: PipelineContext, recording: RecordingFile[], words: string[]): Promise<{ alignment: RecordingAlignment; cached: boolean }> {
   const key = createHash('sha256')
-    .update(JSON.stringify({ v: CACHE_VERSION, language: ctx.input.language.toLowerCase(), files: recording.map((f) => f.sha256), words }))
+    // the names too: they place files that match no text (readingOrder)
+    .update(JSON.stringify({ v: CACHE_VERSION, language: ctx.input.language.toLowerCase(), files: recording.map((f) => f.sha256), names: recording.map((f) => f.name), words }))
     .digest('hex');
   const cacheFile = path.join(ctx.cacheDir, 'recording-alignments', `${key}.json`);
   try {
@@ -123,6 +124,7 @@ async function alignCached(ctx: PipelineContext, recording: RecordingFile[], wor
   try {
     const alignment = await alignRecording({
       files: recording.map((f) => f.path),
+      names: recording.map((f) => f.name),
       words,
       language: ctx.input.language,
       aligner,

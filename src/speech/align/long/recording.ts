@@ -178,6 +178,13 @@ export interface AlignRecordingOptions {
   workDir?: string;
   /** Recogniser processes in parallel (default: cores). */
   processes?: number;
+  /**
+   * The files' names as the user gave them (upload names; default: the paths' base names), in
+   * the order of `files`. A file that matches no text (an opening tune, credits) is placed by
+   * them when they sort the matched files in their reading order (track numbers), else after its
+   * upload-order predecessor.
+   */
+  names?: string[];
 }
 
 /** The recording cannot be aligned to this text; `reason` says why, the message says it for people. */
@@ -315,7 +322,7 @@ export async function alignRecording(opts: AlignRecordingOptions): Promise<Recor
     const pace = await hearIslands(run, workDir, located.pace);
     const claims = claimRegions(files);
     growToSentenceEdges(run, claims, pace);
-    const { order, offsets } = readingOrder(files, claims);
+    const { order, offsets } = readingOrder(files, claims, opts.names ?? opts.files.map((f) => path.basename(f)));
     const segments = cutSegments(run, claims);
     const { words, segmentsFallback, fallbackSeconds } = await timeSegments(run, segments, offsets);
     return report(run, { words, order, offsets, claims, segments, segmentsFallback, fallbackSeconds, heardMatched, perMinute, decodedSeconds });
@@ -327,6 +334,7 @@ export async function alignRecording(opts: AlignRecordingOptions): Promise<Recor
 function checkInput(opts: AlignRecordingOptions): void {
   if (!opts.files.length) throw new SpeechInputError('no audio files to align');
   if (!opts.words.length) throw new SpeechInputError('the document has no words to align');
+  if (opts.names && opts.names.length !== opts.files.length) throw new SpeechInputError(`${opts.names.length} names for ${opts.files.length} audio files`);
   if (!recordingLanguageSupported(opts.language)) {
     throw new SpeechInputError(`long recordings are located in the text by an English recogniser for now; no recogniser for language "${opts.language}"`);
   }
@@ -682,17 +690,31 @@ function checkMatch(files: FileState[], claims: Claim[], decodedSeconds: number)
   return { heardMatched, perMinute };
 }
 
-/** Files by the first book word they hold (unmatched files stay after their predecessor), and each file's start on the joined timeline. */
-function readingOrder(files: FileState[], claims: Claim[]): { order: number[]; offsets: Map<number, number> } {
+/** File names in natural order ("2 …" before "10 …", case and accents aside). */
+const byName = new Intl.Collator(undefined, { numeric: true, sensitivity: 'base' }).compare;
+
+/**
+ * Files by the first book word they hold, and each file's start on the joined timeline. A file
+ * holding no book word (music, credits) goes after its predecessor in the order of the names
+ * when the names sort the other files as their words do (numbered tracks, whatever order they
+ * were uploaded in), else after its predecessor in upload order.
+ */
+export function readingOrder(files: { decoded: { index: number; duration: number } }[], claims: Pick<Claim, 'file' | 'anchors'>[], names: string[]): { order: number[]; offsets: Map<number, number> } {
   const firstKey = new Map<number, number>();
   for (const c of claims) firstKey.set(c.file, Math.min(firstKey.get(c.file) ?? Infinity, c.anchors[0]!.key));
+  const uploadOrder = files.map((f) => f.decoded.index);
+  const nameOrder = [...uploadOrder].sort((a, b) => byName(names[a] ?? '', names[b] ?? '') || a - b);
+  const matched = nameOrder.filter((i) => firstKey.has(i));
+  const namesAgree = new Set(names).size === names.length && matched.every((i, k) => k === 0 || firstKey.get(matched[k - 1]!)! < firstKey.get(i)!);
+  const sequence = namesAgree ? nameOrder : uploadOrder;
+  const sortKey = new Map<number, number>();
   let lastSeen = -1;
-  const sortKey = files.map((f) => {
-    const k = firstKey.get(f.decoded.index);
+  for (const i of sequence) {
+    const k = firstKey.get(i);
     if (k !== undefined) lastSeen = k;
-    return [k ?? lastSeen + 0.5, f.decoded.index] as const;
-  });
-  const order = [...sortKey].sort((a, b) => a[0] - b[0] || a[1] - b[1]).map(([, i]) => i);
+    sortKey.set(i, k ?? lastSeen + 0.5);
+  }
+  const order = [...sequence].sort((a, b) => sortKey.get(a)! - sortKey.get(b)! || sequence.indexOf(a) - sequence.indexOf(b));
   const offsets = new Map<number, number>();
   let acc = 0;
   for (const i of order) (offsets.set(i, acc), (acc += files[i]!.decoded.duration));
