@@ -136,6 +136,41 @@ function percentile(values: Float32Array, p: number): number {
 }
 
 /**
+ * Frame energy (ln of the sum of squares over a 25 ms frame at 16 kHz, as the aligners compute
+ * it) at or below which a frame is digital silence: under -80 dBFS, which no microphone's room
+ * gives. Edited recordings have it where silence was inserted (between chapters, at a file's
+ * end) or gated.
+ */
+export const DIGITAL_SILENCE = Math.log(400 * 1e-8);
+/** Frames (10 ms) of room tone in a row that show the room's own floor beside digital silence (longer than a stop's closure). */
+const ROOM_RUN = 15;
+
+/**
+ * The utterance's noise floor: its 5th-percentile frame energy. Where digital silence makes up
+ * that much of it (inserted silence), the floor is the room's instead (the 5th percentile of
+ * the other frames) if the room shows itself: 150 ms in a row of such frames under that level
+ * plus `soundOverFloor` (the margin that makes a frame sound). A gated recording, whose other
+ * frames are all speech, keeps the digital floor: speech swings by syllable, so its quietest
+ * frames come in runs as short as a consonant. Without this, a pause with room tone in it
+ * (jfk's crowd, 30 dB under his voice) counts as sound beside 2 s of inserted silence, and the
+ * words on either side take the pause.
+ */
+export function noiseFloor(energy: Float32Array, soundOverFloor: number): number {
+  const all = percentile(energy, 0.05);
+  if (all > DIGITAL_SILENCE) return all;
+  const live = energy.filter((e) => e > DIGITAL_SILENCE);
+  if (live.length < 2 * ROOM_RUN) return all;
+  const room = percentile(live, 0.05);
+  const quiet = room + soundOverFloor;
+  let run = 0;
+  for (const e of energy) {
+    run = e > DIGITAL_SILENCE && e < quiet ? run + 1 : 0;
+    if (run >= ROOM_RUN) return room;
+  }
+  return all;
+}
+
+/**
  * [start, end] in seconds for each word, in order. `decodes` are alignments of the same
  * words (the audio decoded from slightly different starts): their word edges are averaged;
  * which edges border a pause is read from the first.
@@ -143,7 +178,7 @@ function percentile(values: Float32Array, p: number): number {
 export function refineBoundaries(decodes: { segments: Segment[] }[], energy: Float32Array, hopS: number, params: Partial<RefineParams> = {}, change?: SpectralChange): [number, number][] {
   const p = { ...DEFAULT_REFINE, ...params };
   const n = energy.length;
-  const floor = percentile(energy, 0.05);
+  const floor = noiseFloor(energy, p.soundOverFloor);
   const soundThr = floor + p.soundOverFloor;
   const tailThr = floor + p.tailOverFloor;
   const e = (f: number) => energy[Math.max(0, Math.min(n - 1, f))]!;
