@@ -12,6 +12,7 @@ import { EspeakProcess, buildVoiceTable, voiceForLanguage, wordTimingsFromEvents
 import { SpeechInputError, type Aligner, type WordTiming } from '../types.ts';
 import { tokenizeWords, type WordToken } from '../words.ts';
 import { splitMergedWords } from '../merged-words.ts';
+import { noiseFloor } from './refine.ts';
 
 export { splitMergedWords };
 
@@ -228,7 +229,8 @@ function realFeatures(native: Native, samples: Float32Array, sampleRate: number)
   const feat: FeatureOptions = { ...FEATURES, fMax: Math.min(RATE, sampleRate) / 2 };
   const feats = native.mfcc(real16k, RATE, feat);
   const energy = native.frameEnergy(real16k, RATE, feat);
-  return { feats, energy, feat, quiet: percentile(energy, 0.02) + QUIET_OVER_FLOOR };
+  // the floor of a recording leaves its digital silence out (inserted in editing): see noiseFloor
+  return { feats, energy, feat, quiet: noiseFloor(energy, 0.02) + QUIET_OVER_FLOOR };
 }
 
 /** eSpeak audio for one chunk of tokens: its features, energies and word bounds in frames. */
@@ -313,9 +315,12 @@ async function synthesizeAtReadersPace(engine: ReferenceEngine, text: string, to
   return ref;
 }
 
-/** An energy threshold `share` of the way from the signal's floor (10th percentile) to its loud level (95th). */
-function loudnessThreshold(energy: Float32Array, share: number): number {
-  const floor = percentile(energy, 0.1);
+/**
+ * An energy threshold `share` of the way from the signal's floor (10th percentile; of a
+ * recording, without its digital silence) to its loud level (95th).
+ */
+function loudnessThreshold(energy: Float32Array, share: number, recording = false): number {
+  const floor = recording ? noiseFloor(energy, 0.1) : percentile(energy, 0.1);
   const loud = percentile(energy, 0.95);
   return floor + share * (loud - floor);
 }
@@ -338,7 +343,7 @@ function trimReferenceWordsToSound(ref: Reference, quiet: number): void {
  * pause cut down to its edges, and the reader's pauses are put back when the boundaries are mapped.
  */
 function alignableSpans(ref: Reference, real: RealSignal): Spans {
-  const [r0, r1] = speechRange(real.energy, loudnessThreshold(real.energy, 0.15), 5);
+  const [r0, r1] = speechRange(real.energy, loudnessThreshold(real.energy, 0.15, true), 5);
   const [s0, s1] = speechRange(ref.energy, loudnessThreshold(ref.energy, 0.35), 5);
   const a = normalise(ref.feats);
   const b = normalise(real.feats);

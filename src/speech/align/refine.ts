@@ -142,32 +142,20 @@ function percentile(values: Float32Array, p: number): number {
  * end) or gated.
  */
 export const DIGITAL_SILENCE = Math.log(400 * 1e-8);
-/** Frames (10 ms) of room tone in a row that show the room's own floor beside digital silence (longer than a stop's closure). */
-const ROOM_RUN = 15;
+/** Fewest frames above digital silence for a floor of their own (0.3 s). */
+const MIN_LIVE = 30;
 
 /**
- * The utterance's noise floor: its 5th-percentile frame energy. Where digital silence makes up
- * that much of it (inserted silence), the floor is the room's instead (the 5th percentile of
- * the other frames) if the room shows itself: 150 ms in a row of such frames under that level
- * plus `soundOverFloor` (the margin that makes a frame sound). A gated recording, whose other
- * frames are all speech, keeps the digital floor: speech swings by syllable, so its quietest
- * frames come in runs as short as a consonant. Without this, a pause with room tone in it
- * (jfk's crowd, 30 dB under his voice) counts as sound beside 2 s of inserted silence, and the
- * words on either side take the pause.
+ * The utterance's noise floor: the `p`-th percentile (default the 5th) energy of its frames that
+ * are not digital silence. Digital silence is below any threshold anyway; counted in, 5 % of it (0.3 s of
+ * inserted silence around a 3 s clip) puts the floor there, and the room tone of every pause
+ * counts as sound (jfk's crowd, 30 dB under his voice): the words on either side take the pause.
+ * A gated recording, whose pauses are all digital, gets the floor of its quietest speech frames,
+ * as a clip with hardly any pause always has (parselmouth's north-wind clip: 5.0 ms that way).
  */
-export function noiseFloor(energy: Float32Array, soundOverFloor: number): number {
-  const all = percentile(energy, 0.05);
-  if (all > DIGITAL_SILENCE) return all;
+export function noiseFloor(energy: Float32Array, p = 0.05): number {
   const live = energy.filter((e) => e > DIGITAL_SILENCE);
-  if (live.length < 2 * ROOM_RUN) return all;
-  const room = percentile(live, 0.05);
-  const quiet = room + soundOverFloor;
-  let run = 0;
-  for (const e of energy) {
-    run = e > DIGITAL_SILENCE && e < quiet ? run + 1 : 0;
-    if (run >= ROOM_RUN) return room;
-  }
-  return all;
+  return percentile(live.length >= MIN_LIVE ? live : energy, p);
 }
 
 /**
@@ -178,7 +166,7 @@ export function noiseFloor(energy: Float32Array, soundOverFloor: number): number
 export function refineBoundaries(decodes: { segments: Segment[] }[], energy: Float32Array, hopS: number, params: Partial<RefineParams> = {}, change?: SpectralChange): [number, number][] {
   const p = { ...DEFAULT_REFINE, ...params };
   const n = energy.length;
-  const floor = noiseFloor(energy, p.soundOverFloor);
+  const floor = noiseFloor(energy);
   const soundThr = floor + p.soundOverFloor;
   const tailThr = floor + p.tailOverFloor;
   const e = (f: number) => energy[Math.max(0, Math.min(n - 1, f))]!;
