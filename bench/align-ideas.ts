@@ -437,7 +437,7 @@ export async function runGapIdeas(sets: Record<string, IdeaClip[]>): Promise<voi
   const items = await decodeSets(sets, { default: {} });
   const setNames = Object.keys(sets);
   printHeader(setNames);
-  for (const gapFrames of [10, 0, 12, 15, 20]) {
+  for (const gapFrames of [15, 0, 10, 12, 20]) {
     printRow(gapFrames === DEFAULT_REFINE.gapFrames ? `gapFrames ${gapFrames} (adopted)` : gapFrames ? `gapFrames ${gapFrames}` : 'no quiet-gap rule', setNames.map((s) => {
       const sp = emptySplit();
       for (const it of items.filter((i) => i.set === s && i.decoded.default!.decodes.length)) scoreSplit(timings(it, 'default', { gapFrames }, true), it.clip, sp);

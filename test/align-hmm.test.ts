@@ -48,7 +48,7 @@ describe('hmm aligner (PocketSphinx HMM forced alignment + refinement, real spee
       }
       scoreAgainst(words, ref, total);
     }
-    // measured 24.8/19.3 ms (tuning) and 14.6/23.3 ms (held-out) starts/ends (bench/align-accuracy.bench.ts); a broken grammar,
+    // measured 24.6/25.0 ms (tuning) and 15.4/17.0 ms (held-out) starts/ends (bench/align-accuracy.bench.ts); a broken grammar,
     // lost path or wrong refinement costs 100s of ms, and an end refinement that runs into
     // decays and breaths again (as the one before did: 35 ms on the tuning ends) fails the ends bound
     expect(total.nStart + total.nEnd).toBeGreaterThanOrEqual(70);

@@ -105,10 +105,12 @@ export function spectralChangeOf(samples: Float32Array, sampleRate: number, mel:
  * over 15-20 ms, taking the value best on the real tuning set; shifts by the phone class on
  * either side lost there. Pause edges at
  * the first/last frame 10 dB over the floor with no walk down the slope (following the
- * slope over-extended sentence-final decays and breaths). A quiet run of 100 ms or more
- * across a boundary the HMM gave to a word is treated as a pause (seen on goforward's
- * "forward ten" and jfk's "ask what", the latter in the held-out part: that gain is not a
- * clean held-out figure). Round 4 (bench/align-ideas.ts snap): boundaries of two joined words
+ * slope over-extended sentence-final decays and breaths). A quiet run of 150 ms or more
+ * across a boundary the HMM gave to a word is treated as a pause: 100 ms from round 2 (seen on
+ * goforward's "forward ten" and jfk's "ask what") to round 8, when the noise floor left digital
+ * silence out and round 3's criterion (tuning running-speech edges, real + Piper) went to
+ * 42.2 ms for 15, 20 frames or no rule against 42.6 for 10, with 15 best on the tuning pause edges
+ * among those (a 100 ms run is also a voiceless closure: praatio's "ripped the"). Round 4 (bench/align-ideas.ts snap): boundaries of two joined words
  * snap to the largest spectral change within 10 ms, plus 5 ms, chosen by round 3's criterion
  * over reach 5-20 ms, offset -5-10 ms, a Gaussian prior or none, shift 5-15 ms; real running
  * edges 28.2 → 23.2 ms (tuning), 19.3 → 15.6 ms (held-out).
@@ -125,7 +127,7 @@ export const DEFAULT_REFINE: RefineParams = {
   offsetShiftS: 0,
   starts: true,
   ends: true,
-  gapFrames: 10,
+  gapFrames: 15,
   snapReachS: 0.01,
   snapOffsetS: 0.005,
 };
