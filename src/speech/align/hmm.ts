@@ -68,10 +68,12 @@ export interface DecodedUtterance {
  * nothing: with PocketSphinx's recognition defaults (beam 1e-48, wbeam 7e-29) one
  * long-recording segment in three lost its path; at 1e-100 (wbeam 1e-80) two half-minute
  * pieces of the bench hour still did (telephone prompts whose text names a beep) and were
- * timed by the dtw fallback. At 1e-200 they align, in the same time, while the acoustic scoring,
- * not the search, is most of a decode's time here (a linear grammar keeps few HMMs active):
- * the hour's align phase took 34.8 s against 34.1 s, and every clip of
- * bench/align-accuracy.bench.ts got the same boundaries.
+ * timed by the dtw fallback. At 1e-200 they align, for a few per cent more time, since the
+ * acoustic scoring, not the search, is most of a decode's time here (a linear grammar keeps
+ * few HMMs active): the hour's align phase 35.3 → 37.3 s back to back (with those two pieces
+ * now decoded by hmm), the accuracy bench's 214 clips 11.8 → 12.3 s, every clip of which got
+ * the same boundaries. A second decoder with narrow beams to try first would cost its memory
+ * (a model per decoder) for less than that.
  */
 const BEAMS = { beam: 1e-200, wbeam: 1e-200, pbeam: 1e-200 };
 
