@@ -109,8 +109,9 @@ export function spectralChangeOf(samples: Float32Array, sampleRate: number, mel:
  * across a boundary the HMM gave to a word is treated as a pause: 100 ms from round 2 (seen on
  * goforward's "forward ten" and jfk's "ask what") to round 8, when the noise floor left digital
  * silence out and round 3's criterion (tuning running-speech edges, real + Piper) went to
- * 42.2 ms for 15, 20 frames or no rule against 42.6 for 10, with 15 best on the tuning pause edges
- * among those (a 100 ms run is also a voiceless closure: praatio's "ripped the"). Round 4 (bench/align-ideas.ts snap): boundaries of two joined words
+ * 42.2 ms for 15, 20 frames or no rule against 42.6 for 10, with 15 best on the tuning pause
+ * edges among those (a 100 ms run is also a voiceless closure: praatio's "ripped the").
+ * Round 4 (bench/align-ideas.ts snap): boundaries of two joined words
  * snap to the largest spectral change within 10 ms, plus 5 ms, chosen by round 3's criterion
  * over reach 5-20 ms, offset -5-10 ms, a Gaussian prior or none, shift 5-15 ms; real running
  * edges 28.2 → 23.2 ms (tuning), 19.3 → 15.6 ms (held-out).
@@ -148,10 +149,11 @@ export const DIGITAL_SILENCE = Math.log(400 * 1e-8);
 const MIN_LIVE = 30;
 
 /**
- * The utterance's noise floor: the `p`-th percentile (default the 5th) energy of its frames that
- * are not digital silence. Digital silence is below any threshold anyway; counted in, 5 % of it (0.3 s of
- * inserted silence around a 3 s clip) puts the floor there, and the room tone of every pause
- * counts as sound (jfk's crowd, 30 dB under his voice): the words on either side take the pause.
+ * The utterance's noise floor: the `p`-th percentile (default the 5th) energy of its frames
+ * that are not digital silence. Digital silence is below any threshold anyway; counted in, 5 %
+ * of it (0.3 s of inserted silence around a 3 s clip) puts the floor there, and the room tone of
+ * every pause counts as sound (jfk's crowd, 30 dB under his voice): the words on either side
+ * take the pause.
  * A gated recording, whose pauses are all digital, gets the floor of its quietest speech frames,
  * as a clip with hardly any pause always has (parselmouth's north-wind clip: 5.0 ms that way).
  */
