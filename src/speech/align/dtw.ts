@@ -315,12 +315,8 @@ async function synthesizeAtReadersPace(engine: ReferenceEngine, text: string, to
   return ref;
 }
 
-/**
- * An energy threshold `share` of the way from the signal's floor (10th percentile; of a
- * recording, without its digital silence) to its loud level (95th).
- */
-function loudnessThreshold(energy: Float32Array, share: number, recording = false): number {
-  const floor = recording ? noiseFloor(energy, 0.1) : percentile(energy, 0.1);
+/** An energy threshold `share` of the way from the signal's floor (default its 10th percentile) to its loud level (95th). */
+function loudnessThreshold(energy: Float32Array, share: number, floor = percentile(energy, 0.1)): number {
   const loud = percentile(energy, 0.95);
   return floor + share * (loud - floor);
 }
@@ -343,7 +339,8 @@ function trimReferenceWordsToSound(ref: Reference, quiet: number): void {
  * pause cut down to its edges, and the reader's pauses are put back when the boundaries are mapped.
  */
 function alignableSpans(ref: Reference, real: RealSignal): Spans {
-  const [r0, r1] = speechRange(real.energy, loudnessThreshold(real.energy, 0.15, true), 5);
+  // a recording's floor leaves its digital silence out (noiseFloor)
+  const [r0, r1] = speechRange(real.energy, loudnessThreshold(real.energy, 0.15, noiseFloor(real.energy, 0.1)), 5);
   const [s0, s1] = speechRange(ref.energy, loudnessThreshold(ref.energy, 0.35), 5);
   const a = normalise(ref.feats);
   const b = normalise(real.feats);

@@ -49,13 +49,15 @@ export interface BookRecognizerOptions {
   sentences: string[][];
   modelDir?: string;
   processes?: number;
-  /** Pronunciations to take the book's words from (default: read from the model's CMUdict; islands pass the book's, read once). */
+  /** Pronunciations to take the book's words from (default: read from the model's CMUdict; islands pass the book-wide recogniser's). */
   dictionary?: Map<string, string[]>;
 }
 
 export interface BookRecognizer {
   /** The words of the book the dictionary knows (the rest can only be aligned, never recognised). */
   readonly known: Set<string>;
+  /** Their pronunciations (a smaller recogniser over part of the book takes its own from these). */
+  readonly dictionary: Map<string, string[]>;
   /** Heard words of each window, in order. */
   recognize(files: DecodedFile[], windows: AudioWindow[], opts: { signal?: AbortSignal; onWindows?: (done: number) => void; stop?: () => Promise<void> }): Promise<HeardWord[][]>;
 }
@@ -89,7 +91,8 @@ export function createBookRecognizer(words: Iterable<string>, opts: BookRecogniz
     if (!fs.existsSync(f)) throw new MissingModelError(`PocketSphinx English model file ${f} is missing (install the Debian package pocketsphinx-en-us)`);
   }
   const wanted = new Set(words);
-  const dict = opts.dictionary ? new Map([...opts.dictionary].filter(([w]) => wanted.has(w))) : readDictionary(files.dict, wanted);
+  const given = opts.dictionary;
+  const dict = given ? new Map([...wanted].flatMap((w) => (given.has(w) ? [[w, given.get(w)!] as const] : []))) : readDictionary(files.dict, wanted);
   const known = new Set(dict.keys());
   const lmFile = path.join(opts.workDir, 'book.lm');
   const dictFile = path.join(opts.workDir, 'book.dic');
@@ -109,6 +112,7 @@ export function createBookRecognizer(words: Iterable<string>, opts: BookRecogniz
 
   return {
     known,
+    dictionary: dict,
     async recognize(decoded, windows, { signal, onWindows, stop }) {
       const out: HeardWord[][] = windows.map(() => []);
       const batches = balancedBatches(windows, processes);

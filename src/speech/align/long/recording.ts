@@ -20,10 +20,9 @@ import { resample } from '../../../native/index.ts';
 import { SpeechInputError, type Aligner, type WordTiming } from '../../types.ts';
 import { decodeRecordingFile, RATE, readSamples, type DecodedFile, type RecordingChapter } from './audio.ts';
 import { buildTextIndex, chainAnchors, DEFAULT_PACE, measurePace, splitRuns, type Anchor, type HeardIn, type Pace, type TextIndex } from './anchors.ts';
-import { readDictionary, spokenWords } from './book-lm.ts';
+import { spokenWords } from './book-lm.ts';
 import { createBookRecognizer, type AudioWindow, type BookRecognizer, type HeardWord } from './recognize.ts';
 import { islandsToHear, type Island } from './islands.ts';
-import { pocketsphinxModelFiles } from '../../asr/pocketsphinx.ts';
 import { recordingLanguageSupported } from './languages.ts';
 
 export { probeRecordingFile, RecordingInputError } from './audio.ts';
@@ -319,7 +318,7 @@ export async function alignRecording(opts: AlignRecordingOptions): Promise<Recor
     growToSentenceEdges(run, found, located.pace);
     const { decodedSeconds } = located;
     const { heardMatched, perMinute } = checkMatch(files, found, decodedSeconds);
-    const pace = await hearIslands(run, workDir, located.pace);
+    const pace = await hearIslands(run, workDir, located.pace, located.dictionary);
     const claims = claimRegions(files);
     growToSentenceEdges(run, claims, pace);
     const { order, offsets } = readingOrder(files, claims, opts.names ?? opts.files.map((f) => path.basename(f)));
@@ -371,7 +370,7 @@ function firstWindows(files: FileState[], totalSeconds: number): AudioWindow[] {
 }
 
 /** 2. Locate: passes of recognition until every stretch whose anchors do not fit the pace has been heard. */
-async function locate(run: Run, workDir: string): Promise<{ pace: Pace; decodedSeconds: number }> {
+async function locate(run: Run, workDir: string): Promise<{ pace: Pace; decodedSeconds: number; dictionary: Map<string, string[]> }> {
   const { opts, files, keys, stop } = run;
   const recognizer = createBookRecognizer(new Set(keys), { workDir, sentences: sentencesIn(run, 0, keys.length - 1), processes: opts.processes });
   let pending = firstWindows(files, files.reduce((s, f) => s + f.decoded.duration, 0));
@@ -412,7 +411,7 @@ async function locate(run: Run, workDir: string): Promise<{ pace: Pace; decodedS
     pending = pending.filter((w) => !seen.has(`${w.file}:${w.start.toFixed(2)}`) && seen.add(`${w.file}:${w.start.toFixed(2)}`));
     plannedSeconds = decodedSeconds + pending.reduce((s, w) => s + w.end - w.start, 0);
   }
-  return { pace, decodedSeconds };
+  return { pace, decodedSeconds, dictionary: recognizer.dictionary };
 }
 
 /**
@@ -420,18 +419,16 @@ async function locate(run: Run, workDir: string): Promise<{ pace: Pace; decodedS
  * model of only the free text beside its runs; its heard words replace the book-wide
  * recogniser's there, and the anchors are chained again.
  */
-async function hearIslands(run: Run, workDir: string, pace: Pace): Promise<Pace> {
+async function hearIslands(run: Run, workDir: string, pace: Pace, dictionary: Map<string, string[]>): Promise<Pace> {
   // rounds: a file that matched nothing can gain a run from its first island, and then the
   // rest of it is beside a run
   const heardBefore = new Set<string>();
-  let dictionary: Map<string, string[]> | null = null;
   for (let round = 0; round < ISLAND_ROUNDS; round++) {
     const islands = islandsToHear(run.files.map((f) => ({ duration: f.decoded.duration, runs: f.runs })), run.index, pace).filter((isl) => {
       const key = `${isl.file}:${isl.start.toFixed(2)}:${isl.end.toFixed(2)}:${JSON.stringify(isl.text)}`;
       return !heardBefore.has(key) && heardBefore.add(key);
     });
     if (!islands.length) break;
-    dictionary ??= readDictionary(pocketsphinxModelFiles().dict, new Set(run.keys));
     pace = await hearIslandsOnce(run, workDir, islands, pace, round, dictionary);
   }
   return pace;
@@ -714,7 +711,7 @@ export function readingOrder(files: { decoded: { index: number; duration: number
     if (k !== undefined) lastSeen = k;
     sortKey.set(i, k ?? lastSeen + 0.5);
   }
-  const order = [...sequence].sort((a, b) => sortKey.get(a)! - sortKey.get(b)! || sequence.indexOf(a) - sequence.indexOf(b));
+  const order = [...sequence].sort((a, b) => sortKey.get(a)! - sortKey.get(b)!); // stable: ties keep `sequence` order
   const offsets = new Map<number, number>();
   let acc = 0;
   for (const i of order) (offsets.set(i, acc), (acc += files[i]!.decoded.duration));
