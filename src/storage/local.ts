@@ -1,6 +1,7 @@
 // The local data dir as a store (the embedded default): keys are paths under the data dir.
 // Writes go to a `.part` file in tmp/ and are renamed into place, so a reader never sees
 // half an object and a crash leaves only a `.part` file that abortStaleUploads() removes.
+import { once } from 'node:events';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
@@ -48,9 +49,11 @@ export class LocalStorage implements Storage {
         cb(null, chunk);
       },
     });
+    let out: fs.WriteStream | undefined;
     try {
       await fs.promises.mkdir(this.tmpDir, { recursive: true });
-      await pipeline(body, count, fs.createWriteStream(part, { flags: 'wx' }), { signal: opts.signal });
+      out = fs.createWriteStream(part, { flags: 'wx' });
+      await pipeline(body, count, out, { signal: opts.signal });
       const fh = await fs.promises.open(part, 'r');
       await fh.sync(); // on disk before the caller says it has it
       await fh.close();
@@ -58,6 +61,9 @@ export class LocalStorage implements Storage {
       await fs.promises.rename(part, file);
       return { size };
     } catch (err) {
+      // an abort can reject before the stream has opened its file (fs work queues behind
+      // other work): let it open and close first, or the file appears after the rm
+      if (out && !out.closed) await once(out, 'close').catch(() => undefined);
       await fs.promises.rm(part, { force: true });
       throw err;
     }
