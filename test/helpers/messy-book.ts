@@ -33,8 +33,10 @@ export interface MessyBook {
   spoken: boolean[];
   /** Per word: reference boundaries in its file (spoken words of clips with references). */
   refs: ({ file: number; start: number; end: number } | null)[];
-  /** Words of the sentence the reader skipped (within the spoken chapters). */
+  /** Words of the sentence the reader skipped (within the spoken chapters; the first, where several). */
   skippedSentence: [number, number];
+  /** Words of every skipped sentence. */
+  skippedRanges: [number, number][];
   /** Words of the text in all skipped sentences. */
   skippedWords: number;
   /** The document's text, paragraph by paragraph (their words, in order, are `words`). */
@@ -103,8 +105,16 @@ const CODECS: { ext: string; args: string[] }[] = [
  * is text nobody reads placed before chapter k's text; `skip` = [chapter, clip index] of a
  * sentence inserted into the text that the reader skips.
  */
-export async function buildMessyBook(dir: string, chapters: BookPart[][], opts: { unspoken: string[][]; skipped: { chapter: number; afterClip: number; text: string }; shuffle: number[] }): Promise<MessyBook> {
+/** A sentence of the text the reader skips: it follows clip `afterClip` of `chapter`. */
+export interface Skip {
+  chapter: number;
+  afterClip: number;
+  text: string;
+}
+
+export async function buildMessyBook(dir: string, chapters: BookPart[][], opts: { unspoken: string[][]; skipped: Skip | Skip[]; shuffle: number[]; heading?: string }): Promise<MessyBook> {
   const textParts: { text: string; spoken: boolean; file?: number; refs?: { start: number; end: number }[]; offset?: number; skipped?: boolean }[] = [];
+  const skips = Array.isArray(opts.skipped) ? opts.skipped : [opts.skipped];
   const files: string[] = new Array(chapters.length);
   const trueOrder: number[] = new Array(chapters.length);
   for (let c = 0; c < chapters.length; c++) {
@@ -114,13 +124,13 @@ export async function buildMessyBook(dir: string, chapters: BookPart[][], opts: 
     const starts = await writeChapter(chapters[c]!, out, codec.args);
     files[given] = out;
     trueOrder[c] = given;
-    textParts.push({ text: `Chapter ${c + 1}.`, spoken: false });
+    textParts.push({ text: `${opts.heading ?? 'Chapter'} ${c + 1}.`, spoken: false });
     for (const p of opts.unspoken[c] ?? []) textParts.push({ text: p, spoken: false });
     let clipNo = 0;
     chapters[c]!.forEach((p, k) => {
       if (p.kind !== 'clip') return;
       textParts.push({ text: p.text!, spoken: true, file: given, refs: p.refs, offset: starts[k] });
-      if (opts.skipped.chapter === c && opts.skipped.afterClip === clipNo) textParts.push({ text: opts.skipped.text, spoken: false, skipped: true });
+      for (const sk of skips) if (sk.chapter === c && sk.afterClip === clipNo) textParts.push({ text: sk.text, spoken: false, skipped: true });
       clipNo++;
     });
   }
@@ -128,10 +138,10 @@ export async function buildMessyBook(dir: string, chapters: BookPart[][], opts: 
   const words: string[] = [];
   const spoken: boolean[] = [];
   const refs: MessyBook['refs'] = [];
-  let skippedSentence: [number, number] = [0, 0];
+  const skippedRanges: [number, number][] = [];
   for (const part of textParts) {
     const toks = tokenizeWords(part.text).map((t) => t.word);
-    if (part.skipped) skippedSentence = [words.length, words.length + toks.length - 1];
+    if (part.skipped) skippedRanges.push([words.length, words.length + toks.length - 1]);
     toks.forEach((w, i) => {
       words.push(w);
       spoken.push(part.spoken);
@@ -139,7 +149,8 @@ export async function buildMessyBook(dir: string, chapters: BookPart[][], opts: 
       refs.push(part.spoken && r ? { file: part.file!, start: part.offset! + r.start, end: part.offset! + r.end } : null);
     });
   }
-  return { files, trueOrder, words, spoken, refs, skippedSentence, skippedWords: skippedSentence[1] - skippedSentence[0] + 1, paragraphs: textParts.map((p) => p.text) };
+  const skippedWords = skippedRanges.reduce((n, [a, b]) => n + b - a + 1, 0);
+  return { files, trueOrder, words, spoken, refs, skippedSentence: skippedRanges[0] ?? [0, -1], skippedRanges, skippedWords, paragraphs: textParts.map((p) => p.text) };
 }
 
 /** The small messy book of the tests: three chapter files, ~100 s, given in the order c, a, b. */
@@ -158,6 +169,74 @@ export async function smallMessyBook(dir: string): Promise<MessyBook> {
     skipped: { chapter: 0, afterClip: 1, text: 'He was very young, and he had a wife whom he loved more than his own good name.' },
     shuffle: [1, 2, 0],
   });
+}
+
+/** Text nobody reads in the French messy book (written for these tests). */
+export const FRENCH_UNSPOKEN = [
+  "Au village, personne ne parlait plus de cette histoire depuis longtemps. Les anciens se taisaient quand on leur posait des questions, et les enfants avaient appris à ne plus en poser. On disait seulement que la maison du meunier était restée fermée tout un hiver.",
+  "Le chemin qui menait au col traversait une forêt de sapins si serrés que la lumière n'y entrait presque jamais. Les bûcherons évitaient cet endroit, où les bruits semblaient venir de partout à la fois.",
+  "Des années plus tard, on retrouva dans un tiroir un carnet couvert d'une écriture fine et régulière. Il y était question de routes, de gares et de visages croisés, mais jamais de la raison du départ.",
+  "Marie ouvrit la fenêtre de sa chambre et regarda longtemps les toits mouillés. Elle pensait à la lettre qu'elle avait reçue la veille, et qu'elle n'avait pas encore osé relire.",
+];
+
+/**
+ * Real French speech with its text: 25 prompts of Debian's asterisk-core-sounds-fr-wav (June
+ * Wallack, Canadian French, 8 kHz studio recordings, CC-BY-SA-3.0), joined in
+ * fixtures/speech/fr-ca-prompts.flac, cut here into one WAV each. Their transcripts are copied
+ * unchanged from asterisk-core-sounds-fr, spelling slips included ("vérouillée").
+ */
+export async function frenchPrompts(dir: string): Promise<(BookPart & { name: string })[]> {
+  const { prompts } = JSON.parse(readFileSync(path.join(FIX, 'speech', 'fr-ca-prompts.json'), 'utf8')) as { prompts: { name: string; text: string; start: number; end: number }[] };
+  const src = path.join(FIX, 'speech', 'fr-ca-prompts.flac');
+  return Promise.all(prompts.map(async (p) => {
+    const file = path.join(dir, `fr-${p.name}.wav`);
+    await ffmpeg(['-y', '-i', src, '-af', `atrim=start=${p.start}:end=${p.end}`, '-c:a', 'pcm_s16le', file]);
+    return { kind: 'clip' as const, name: p.name, file, text: p.text, refs: [] };
+  }));
+}
+
+/**
+ * The French messy book: three chapter files of real French prompts (MP3, FLAC, OGG) handed over
+ * as c, a, b, a spoken preface not in the text (two prompts), a prompt of the text the reader
+ * skips, eight seconds of music, and French paragraphs nobody reads. `promptOf[i]`: the chapter
+ * file and the span in it of the prompt that reads word i (spoken words only).
+ */
+export async function frenchMessyBook(dir: string): Promise<MessyBook & { promptSpans: ({ file: number; start: number; end: number } | null)[] }> {
+  const p = await frenchPrompts(dir);
+  const pause = (s: number): BookPart => ({ kind: 'silence', seconds: s });
+  const music: BookPart = { kind: 'music', file: path.join(FIX, 'music', 'colobot-constructive-20s.ogg'), seconds: 8 };
+  const withPauses = (parts: BookPart[]) => parts.flatMap((x) => [x, pause(0.4)]);
+  const chapters = [
+    [{ kind: 'preface' as const, file: p[0]!.file }, pause(0.5), { kind: 'preface' as const, file: p[1]!.file }, pause(1), ...withPauses(p.slice(2, 9))],
+    [...withPauses(p.slice(9, 12)), music, pause(0.5), ...withPauses(p.slice(12, 16))],
+    withPauses(p.slice(17, 25)),
+  ];
+  const book = await buildMessyBook(dir, chapters, {
+    unspoken: [[FRENCH_UNSPOKEN[0]!], [], [FRENCH_UNSPOKEN[1]!], [FRENCH_UNSPOKEN[2]!, FRENCH_UNSPOKEN[3]!]],
+    skipped: { chapter: 1, afterClip: 4, text: p[16]!.text! },
+    shuffle: [1, 2, 0],
+    heading: 'Chapitre',
+  });
+  return { ...book, promptSpans: await promptSpans(book, chapters) };
+}
+
+/** Each spoken word's clip span (its chapter file, start, end) in the order buildMessyBook lays out the text; null for unspoken words. */
+export async function promptSpans(book: MessyBook, chapters: BookPart[][]): Promise<({ file: number; start: number; end: number } | null)[]> {
+  const spans: ({ file: number; start: number; end: number } | null)[] = [];
+  let w = 0;
+  for (let c = 0; c < chapters.length; c++) {
+    let t = 0;
+    for (const part of chapters[c]!) {
+      const d = part.kind === 'silence' || part.kind === 'music' ? part.seconds! : (await ffprobe(part.file!)).durationSeconds;
+      if (part.kind === 'clip') {
+        while (w < book.words.length && !book.spoken[w]) (spans.push(null), w++);
+        for (let k = tokenizeWords(part.text!).length; k > 0; k--) (spans.push({ file: book.trueOrder[c]!, start: t, end: t + d }), w++);
+      }
+      t += d;
+    }
+  }
+  while (w < book.words.length) (spans.push(null), w++);
+  return spans;
 }
 
 /**
@@ -210,29 +289,36 @@ function seeded(seed: number): () => number {
 }
 
 export const IVR_DIR = '/usr/share/asterisk/sounds/en_US_f_Allison';
-const IVR_TEXT = '/usr/share/doc/asterisk-core-sounds-en/core-sounds-en.txt.gz';
+/** The prompts' folder and transcripts of Debian's asterisk-core-sounds-{en,fr}(-wav). */
+export const IVR = {
+  en: { dir: IVR_DIR, text: '/usr/share/doc/asterisk-core-sounds-en/core-sounds-en.txt.gz', packages: 'asterisk-core-sounds-en-wav asterisk-core-sounds-en' },
+  fr: { dir: '/usr/share/asterisk/sounds/fr_CA_f_June', text: '/usr/share/doc/asterisk-core-sounds-fr/core-sounds-fr.txt.gz', packages: 'asterisk-core-sounds-fr-wav asterisk-core-sounds-fr' },
+} as const;
 
 /**
- * The ~570 spoken prompts of Debian's asterisk-core-sounds-en-wav (Allison Smith, CC-BY-SA-3.0;
- * 8 kHz studio recordings, about 25 minutes) with their transcripts from asterisk-core-sounds-en:
- * the widest real read speech with its text that installs here. Prompts whose transcript
- * describes a sound ("[beep]", "(tone plays)") are left out, and so are second recordings of the same words.
+ * The spoken prompts of Debian's asterisk-core-sounds-en-wav (~570: Allison Smith, CC-BY-SA-3.0;
+ * 8 kHz studio recordings, about 25 minutes) or asterisk-core-sounds-fr-wav (~310: June Wallack,
+ * Canadian French, CC-BY-SA-3.0, about 20 minutes) with their transcripts from
+ * asterisk-core-sounds-{en,fr}: the widest real read speech with its text that installs here.
+ * Prompts whose transcript describes a sound ("[beep]", "(tone plays)") are left out, and so are
+ * second recordings of the same words.
  */
-export async function ivrPrompts(): Promise<BookPart[]> {
+export async function ivrPrompts(language: keyof typeof IVR = 'en'): Promise<BookPart[]> {
   const { gunzipSync } = await import('node:zlib');
   const { existsSync } = await import('node:fs');
-  if (!existsSync(IVR_TEXT)) throw new Error('the IVR prompts need the Debian packages asterisk-core-sounds-en-wav and asterisk-core-sounds-en (apt-get install them)');
+  const { dir, text, packages } = IVR[language];
+  if (!existsSync(text)) throw new Error(`the IVR prompts need the Debian packages ${packages} (apt-get install them)`);
   const out: BookPart[] = [];
   const seen = new Set<string>();
-  for (const line of gunzipSync(readFileSync(IVR_TEXT)).toString('utf8').split('\n')) {
+  for (const line of gunzipSync(readFileSync(text)).toString('utf8').split('\n')) {
     const m = /^([\w-]+): (.+)$/.exec(line.trim());
     if (!m || /[[\]()]/.test(m[2]!)) continue;
     // several prompts say the same words ("invalid", "pbx-invalid"): one recording each, or a
     // text read once would be both spoken and unspoken in the messy book
-    const key = m[2]!.toLowerCase().replace(/[^a-z0-9]+/g, ' ').trim();
+    const key = m[2]!.toLowerCase().replace(/[^\p{L}0-9]+/gu, ' ').trim();
     if (seen.has(key)) continue;
     seen.add(key);
-    const file = path.join(IVR_DIR, `${m[1]}.wav`);
+    const file = path.join(dir, `${m[1]}.wav`);
     if (!existsSync(file)) continue;
     out.push({ kind: 'clip', file, text: m[2]!.replace(/\s+/g, ' ').trim() });
   }
@@ -286,5 +372,5 @@ export async function largeMessyBook(dir: string, seed = 11): Promise<MessyBook>
     for (const t of textParts) for (const w of tokenizeWords(t.text)) (words.push(w.word), spoken.push(t.spoken), refs.push(null));
     skippedWords += textParts.filter((t) => !t.spoken).reduce((n, t) => n + tokenizeWords(t.text).length, 0);
   }
-  return { files, trueOrder, words, spoken, refs, skippedSentence: small.skippedSentence, skippedWords, paragraphs: [] };
+  return { files, trueOrder, words, spoken, refs, skippedSentence: small.skippedSentence, skippedRanges: small.skippedRanges, skippedWords, paragraphs: [] };
 }

@@ -1,22 +1,37 @@
 // A language model and dictionary made from the book itself, for recognising where in the
 // text a recording is: the recogniser then expects the book's own words in the book's own
 // order, which makes it accurate on read speech and fast (a few thousand words, not 130k).
-// Written as an ARPA back-off trigram model (absolute discounting) and a CMUdict subset,
-// the two files PocketSphinx reads.
+// Written as an ARPA back-off trigram model (absolute discounting) and the book's words of the
+// model's dictionary (CMUdict for English), the two files PocketSphinx reads.
 import fs from 'node:fs';
+import { primaryLanguage } from '../acoustic-models.ts';
 
-/** Lower-case spoken form of a source token ("Dashwood's," → "dashwood's"; "ill-disposed" → ["ill", "disposed"]). */
-export function spokenWords(token: string): string[] {
-  return token
+/**
+ * French elided words ("l'homme", "qu'il", "jusqu'à"): the recogniser's dictionary has "l'",
+ * "qu'", "jusqu'" … as words of their own and lacks most of their compounds.
+ */
+const FRENCH_ELISION = /^((?:jusqu|lorsqu|puisqu|quoiqu|presqu|qu|[cdjlmnst])')(?=\p{L})/u;
+
+/**
+ * Lower-case spoken form of a source token ("Dashwood's," → "dashwood's"; "ill-disposed" →
+ * ["ill", "disposed"]; in French "l'homme" → ["l'", "homme"]).
+ */
+export function spokenWords(token: string, language = 'en'): string[] {
+  const words = token
     .toLowerCase()
     .replace(/[’‘]/g, "'")
     .replace(/[^\p{L}\p{N}'\s-]/gu, ' ')
     .split(/[\s\-–—]+/u)
     .map((w) => w.replace(/^'+|'+$/g, ''))
     .filter(Boolean);
+  if (primaryLanguage(language) !== 'fr') return words;
+  return words.flatMap((w) => {
+    const m = FRENCH_ELISION.exec(w);
+    return m ? [m[1]!, w.slice(m[1]!.length)] : [w];
+  });
 }
 
-/** CMUdict entries (word → pronunciations), alternates ("word(2)") kept under the base word. */
+/** Dictionary entries in CMUdict's format (word → pronunciations), alternates ("word(2)") kept under the base word. */
 export function readDictionary(file: string, wanted?: Set<string>): Map<string, string[]> {
   const out = new Map<string, string[]>();
   for (const line of fs.readFileSync(file, 'utf8').split('\n')) {

@@ -23,7 +23,7 @@ import { buildTextIndex, chainAnchors, DEFAULT_PACE, measurePace, splitRuns, typ
 import { spokenWords } from './book-lm.ts';
 import { createBookRecognizer, type AudioWindow, type BookRecognizer, type HeardWord } from './recognize.ts';
 import { islandsToHear, type Island } from './islands.ts';
-import { recordingLanguageSupported } from './languages.ts';
+import { RECORDING_LANGUAGES, recordingLanguageSupported } from './languages.ts';
 
 export { probeRecordingFile, RecordingInputError } from './audio.ts';
 
@@ -214,13 +214,13 @@ interface FileState {
 }
 
 /** The book's words as recogniser keys: each key knows its token. */
-function bookKeys(words: string[]): { keys: string[]; keyToken: Int32Array; sentenceEnd: Uint8Array } {
+function bookKeys(words: string[], language: string): { keys: string[]; keyToken: Int32Array; sentenceEnd: Uint8Array } {
   const keys: string[] = [];
   const owner: number[] = [];
   const ends: number[] = [];
   let open = false;
   words.forEach((w, t) => {
-    for (const k of spokenWords(w)) (keys.push(k), owner.push(t), (open = true));
+    for (const k of spokenWords(w, language)) (keys.push(k), owner.push(t), (open = true));
     if (/[.!?;:…]["'”’)\]]*$/u.test(w) && open) (ends.push(keys.length - 1), (open = false));
   });
   const sentenceEnd = new Uint8Array(keys.length);
@@ -308,7 +308,7 @@ export async function alignRecording(opts: AlignRecordingOptions): Promise<Recor
   try {
     const decoded = await decodeFiles(opts, workDir, stop);
     const files: FileState[] = decoded.map((d) => ({ decoded: d, covered: [], heard: [], runs: [] }));
-    const { keys, keyToken, sentenceEnd } = bookKeys(opts.words);
+    const { keys, keyToken, sentenceEnd } = bookKeys(opts.words, opts.language);
     const run: Run = { opts, files, keys, keyToken, sentenceEnd, index: buildTextIndex(keys), stop };
     const located = await locate(run, workDir);
     await stop();
@@ -335,7 +335,7 @@ function checkInput(opts: AlignRecordingOptions): void {
   if (!opts.words.length) throw new SpeechInputError('the document has no words to align');
   if (opts.names && opts.names.length !== opts.files.length) throw new SpeechInputError(`${opts.names.length} names for ${opts.files.length} audio files`);
   if (!recordingLanguageSupported(opts.language)) {
-    throw new SpeechInputError(`long recordings are located in the text by an English recogniser for now; no recogniser for language "${opts.language}"`);
+    throw new SpeechInputError(`no recogniser to locate the text in a recording in language "${opts.language}": long recordings can be aligned in ${RECORDING_LANGUAGES}`);
   }
 }
 
@@ -372,7 +372,7 @@ function firstWindows(files: FileState[], totalSeconds: number): AudioWindow[] {
 /** 2. Locate: passes of recognition until every stretch whose anchors do not fit the pace has been heard. */
 async function locate(run: Run, workDir: string): Promise<{ pace: Pace; decodedSeconds: number; dictionary: Map<string, string[]> }> {
   const { opts, files, keys, stop } = run;
-  const recognizer = createBookRecognizer(new Set(keys), { workDir, sentences: sentencesIn(run, 0, keys.length - 1), processes: opts.processes });
+  const recognizer = createBookRecognizer(new Set(keys), { workDir, language: opts.language, sentences: sentencesIn(run, 0, keys.length - 1), processes: opts.processes });
   let pending = firstWindows(files, files.reduce((s, f) => s + f.decoded.duration, 0));
   let pace: Pace = DEFAULT_PACE;
   let decodedSeconds = 0;
@@ -448,7 +448,7 @@ async function hearIslandsOnce(run: Run, workDir: string, islands: Island[], pac
       const dir = path.join(workDir, `island${round}-${i}`);
       fs.mkdirSync(dir, { recursive: true });
       try {
-        const recognizer = createBookRecognizer(new Set(sentences.flat()), { workDir: dir, sentences, processes: 1, dictionary });
+        const recognizer = createBookRecognizer(new Set(sentences.flat()), { workDir: dir, language: opts.language, sentences, processes: 1, dictionary });
         // no trigram to anchor with: names and numbers the dictionary lacks are all the text there is
         if (recognizer.known.size >= 3) heard[i] = await recognizer.recognize(files.map((f) => f.decoded), windows[i]!, { signal: opts.signal, stop });
       } finally {
@@ -580,7 +580,31 @@ function findRuns(run: Run, c: Chained, fi: number, want: (fi: number, a: number
     if (inStep && !(a.stretch === b.stretch && skipped(b.key - a.key - 1, b.heard - a.heard - 1))) prev.push(...r);
     else runs.push([...r]);
   }
-  return runs;
+  return runs.map((r) => trimEdges(r, c)).filter((r) => r.length >= MIN_SHORT_RUN);
+}
+
+/**
+ * A run's last (first) few anchors past book words that got no time: the recogniser heard the
+ * run's last word as the first words of the text after it, which the book's model expects there
+ * ("… suivi du dièse." heard as "suivi du plus tard on", the next, unread paragraph's "Des années
+ * plus tard, on …"). Inside a run such a slip costs nothing (the segment's forced alignment times
+ * every word of its text); at its edge it drags unread words into the region. So fewer than
+ * MIN_ANCHORS anchors beyond two or more book words and no heard ones, in far less time than
+ * those words take at the pace, are cut off.
+ */
+function trimEdges(r: Anchor[], c: Chained): Anchor[] {
+  const compressed = (a: Anchor, b: Anchor) => a.stretch === b.stretch && b.key - a.key - 1 >= 2 && b.heard - a.heard === 1 && b.start - a.start < 0.3 * c.predicted(a, b);
+  let first = 0, last = r.length - 1;
+  // the tail: the earliest such gap among its last MIN_ANCHORS - 1 anchors; the head likewise
+  const tail = r.findIndex((b, i) => i > 0 && i > r.length - MIN_ANCHORS && compressed(r[i - 1]!, b));
+  if (tail > 0) last = tail - 1;
+  for (let i = Math.min(r.length - 1, MIN_ANCHORS - 1); i >= 1; i--) {
+    if (compressed(r[i - 1]!, r[i]!)) {
+      first = i;
+      break;
+    }
+  }
+  return first <= last ? r.slice(first, last + 1) : [];
 }
 
 /** b's text follows a's within MAX_GAP_WORDS book words, and b comes later in the audio. */

@@ -1,0 +1,85 @@
+// A French audiobook aligned to its book (src/speech/align/long with soundswallower's fr-fr
+// model locating and timing): real Canadian-French read speech, the prompts of Debian's
+// asterisk-core-sounds-fr-wav (~310 with transcripts, ~20 min, one voice, 8 kHz), drawn in a
+// seeded order into three chapter files (MP3, FLAC, OGG) handed over shuffled, with a spoken
+// preface of prompts not in the text, two prompts per chapter in the text that the reader skips,
+// music and noise between prompts; the document adds French paragraphs and the transcripts of
+// ~100 prompts nobody reads. There are no hand-made word boundaries for French here, so timing is
+// checked by placement: every timed word must fall inside the audio of the prompt that reads it.
+// Needs: apt-get install asterisk-core-sounds-fr-wav asterisk-core-sounds-fr (not the tests);
+// quick mode runs the tests' French messy book (25 prompts in test/fixtures) instead.
+// Run: node --import tsx bench/french-recording.bench.ts [--seed 11] [--aligner auto|dtw]
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ffmpeg } from '../src/media/ffmpeg.ts';
+import { alignRecording } from '../src/speech/align/long/recording.ts';
+import { createAligner, defaultAlignerThreads } from '../src/speech/align/aligners.ts';
+import { QUICK } from './quick.ts';
+import { buildMessyBook, frenchMessyBook, FRENCH_UNSPOKEN, IVR, ivrPrompts, promptSpans, type BookPart, type Skip } from '../test/helpers/messy-book.ts';
+
+const args = process.argv.slice(2);
+const opt = (name: string, dflt: string) => (args.includes(name) ? args[args.indexOf(name) + 1]! : dflt);
+const seed = Number(opt('--seed', '11'));
+const alignerName = opt('--aligner', 'auto');
+const dir = path.join(os.tmpdir(), `lectern-bench-french-${QUICK ? 'quick' : seed}`);
+fs.rmSync(dir, { recursive: true, force: true });
+fs.mkdirSync(dir, { recursive: true });
+
+async function ivrBook() {
+  if (!fs.existsSync(IVR.fr.text)) throw new Error(`needs the Debian packages ${IVR.fr.packages} (apt-get install them)`);
+  let s = seed;
+  const rand = () => (s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  const prompts = (await ivrPrompts('fr')).map((p) => ({ p, k: rand() })).sort((a, b) => a.k - b.k).map((x) => x.p);
+  const pause = (sec: number): BookPart => ({ kind: 'silence', seconds: sec });
+  const noise = path.join(dir, 'noise.wav');
+  await ffmpeg(['-y', '-f', 'lavfi', '-t', '6', '-i', 'anoisesrc=color=brown:amplitude=0.05:seed=6:r=16000', noise]);
+  const chapters: BookPart[][] = [];
+  const skips: Skip[] = [];
+  for (let c = 0; c < 3; c++) {
+    const parts: BookPart[] = [];
+    if (c === 0) for (const p of prompts.slice(200, 205)) parts.push({ kind: 'preface', file: p.file }, pause(0.4));
+    let clips = 0;
+    prompts.slice(c * 60, c * 60 + 60).forEach((p, k) => {
+      // in the text after the prompt read before it, not read
+      if (k === 20 || k === 41) return void skips.push({ chapter: c, afterClip: clips - 1, text: p.text! });
+      parts.push(p, pause(0.4));
+      clips++;
+      if (k === 30) parts.push(c === 1 ? { kind: 'music', file: 'test/fixtures/music/colobot-constructive-20s.ogg', seconds: 15 } : { kind: 'music', file: noise, seconds: 6 }, pause(0.5));
+    });
+    chapters.push(parts);
+  }
+  const unread = prompts.slice(205).map((p) => p.text!);
+  const book = await buildMessyBook(dir, chapters, {
+    unspoken: [[FRENCH_UNSPOKEN[0]!, ...unread.slice(0, 35)], [FRENCH_UNSPOKEN[1]!], [FRENCH_UNSPOKEN[2]!, ...unread.slice(35, 70)], [FRENCH_UNSPOKEN[3]!, ...unread.slice(70)]],
+    skipped: skips,
+    shuffle: [1, 2, 0],
+    heading: 'Chapitre',
+  });
+  return { ...book, promptSpans: await promptSpans(book, chapters) };
+}
+
+const book = QUICK ? await frenchMessyBook(dir) : await ivrBook();
+const aligner = await createAligner(alignerName, { modelsDir: 'models', device: 'cpu', threads: defaultAlignerThreads() });
+const fallbackAligner = await createAligner('dtw', { modelsDir: 'models', device: 'cpu' });
+const t0 = performance.now();
+const r = await alignRecording({ files: book.files, words: book.words, language: 'fr-CA', aligner, fallbackAligner: alignerName === 'dtw' ? undefined : fallbackAligner });
+const secs = (performance.now() - t0) / 1000;
+const spoken = book.spoken.filter(Boolean).length;
+const spokenTimed = r.words.filter((w, i) => w && book.spoken[i]).length;
+const inSkip = (i: number) => book.skippedRanges.some(([a, b]) => i >= a && i <= b);
+const skippedTimed = r.words.filter((w, i) => w && inSkip(i)).length;
+const unreadTimed = r.words.filter((w, i) => w && !book.spoken[i] && !inSkip(i)).length;
+let outside = 0, inside = 0;
+r.words.forEach((w, i) => {
+  const span = book.promptSpans[i];
+  if (!w || !span) return;
+  if (w.file !== span.file || w.start < span.start - 0.05 || w.end > span.end + 0.05) outside++;
+  else inside++;
+});
+console.log(`French messy book${QUICK ? ' (quick: the tests\' 25 prompts)' : ` (prompt seed ${seed})`}, ${alignerName} per segment: ${book.files.length} files (shuffled), ${(r.coverage.audioSeconds / 60).toFixed(1)} min, ${book.words.length} words, ${spoken} spoken; ${secs.toFixed(1)} s`);
+console.log(`  spoken words timed ${spokenTimed}/${spoken} (${((100 * spokenTimed) / spoken).toFixed(1)}%), ${inside} inside the prompt that reads them, ${outside} outside; file order ${JSON.stringify(r.order) === JSON.stringify(book.trueOrder) ? 'right' : 'WRONG'}`);
+console.log(`  unread words given a time: ${unreadTimed} of ${book.words.length - spoken - book.skippedWords} never read, ${skippedTimed} of the ${book.skippedWords} words of ${book.skippedRanges.length} skipped prompts; segments ${r.coverage.segments} (${r.coverage.segmentsFallback} by the dtw fallback), audio matching no text ${(100 * r.coverage.audioUnmatched).toFixed(1)}%`);
+await aligner.close();
+await fallbackAligner.close();
+fs.rmSync(dir, { recursive: true, force: true });
