@@ -16,7 +16,7 @@ import { ffmpeg } from '../src/media/ffmpeg.ts';
 import { alignRecording } from '../src/speech/align/long/recording.ts';
 import { createAligner, defaultAlignerThreads } from '../src/speech/align/aligners.ts';
 import { QUICK } from './quick.ts';
-import { buildMessyBook, frenchMessyBook, FRENCH_UNSPOKEN, IVR, ivrPrompts, promptSpans, type BookPart, type Skip } from '../test/helpers/messy-book.ts';
+import { buildMessyBook, frenchMessyBook, FRENCH_UNSPOKEN, IVR, ivrPrompts, skippedWordCount, type BookPart, type Skip } from '../test/helpers/messy-book.ts';
 
 const args = process.argv.slice(2);
 const opt = (name: string, dflt: string) => (args.includes(name) ? args[args.indexOf(name) + 1]! : dflt);
@@ -50,13 +50,12 @@ async function ivrBook() {
     chapters.push(parts);
   }
   const unread = prompts.slice(205).map((p) => p.text!);
-  const book = await buildMessyBook(dir, chapters, {
+  return buildMessyBook(dir, chapters, {
     unspoken: [[FRENCH_UNSPOKEN[0]!, ...unread.slice(0, 35)], [FRENCH_UNSPOKEN[1]!], [FRENCH_UNSPOKEN[2]!, ...unread.slice(35, 70)], [FRENCH_UNSPOKEN[3]!, ...unread.slice(70)]],
     skipped: skips,
     shuffle: [1, 2, 0],
     heading: 'Chapitre',
   });
-  return { ...book, promptSpans: await promptSpans(book, chapters) };
 }
 
 const book = QUICK ? await frenchMessyBook(dir) : await ivrBook();
@@ -72,14 +71,14 @@ const skippedTimed = r.words.filter((w, i) => w && inSkip(i)).length;
 const unreadTimed = r.words.filter((w, i) => w && !book.spoken[i] && !inSkip(i)).length;
 let outside = 0, inside = 0;
 r.words.forEach((w, i) => {
-  const span = book.promptSpans[i];
+  const span = book.clipSpans[i];
   if (!w || !span) return;
   if (w.file !== span.file || w.start < span.start - 0.05 || w.end > span.end + 0.05) outside++;
   else inside++;
 });
 console.log(`French messy book${QUICK ? ' (quick: the tests\' 25 prompts)' : ` (prompt seed ${seed})`}, ${alignerName} per segment: ${book.files.length} files (shuffled), ${(r.coverage.audioSeconds / 60).toFixed(1)} min, ${book.words.length} words, ${spoken} spoken; ${secs.toFixed(1)} s`);
 console.log(`  spoken words timed ${spokenTimed}/${spoken} (${((100 * spokenTimed) / spoken).toFixed(1)}%), ${inside} inside the prompt that reads them, ${outside} outside; file order ${JSON.stringify(r.order) === JSON.stringify(book.trueOrder) ? 'right' : 'WRONG'}`);
-console.log(`  unread words given a time: ${unreadTimed} of ${book.words.length - spoken - book.skippedWords} never read, ${skippedTimed} of the ${book.skippedWords} words of ${book.skippedRanges.length} skipped prompts; segments ${r.coverage.segments} (${r.coverage.segmentsFallback} by the dtw fallback), audio matching no text ${(100 * r.coverage.audioUnmatched).toFixed(1)}%`);
+console.log(`  unread words given a time: ${unreadTimed} of ${book.words.length - spoken - skippedWordCount(book)} never read, ${skippedTimed} of the ${skippedWordCount(book)} words of ${book.skippedRanges.length} skipped prompts; segments ${r.coverage.segments} (${r.coverage.segmentsFallback} by the dtw fallback), audio matching no text ${(100 * r.coverage.audioUnmatched).toFixed(1)}%`);
 await aligner.close();
 await fallbackAligner.close();
 fs.rmSync(dir, { recursive: true, force: true });

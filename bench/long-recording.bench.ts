@@ -22,11 +22,11 @@ import { createAligner, defaultAlignerThreads } from '../src/speech/align/aligne
 import { createLocalSpeech } from '../src/speech/local.ts';
 import { tokenizeWords } from '../src/speech/words.ts';
 import { skipQuick } from './quick.ts';
-import { IVR_DIR, ivrPrompts, largeMessyBook, librivoxClips, smallMessyBook, spotCheck, type BookPart } from '../test/helpers/messy-book.ts';
+import { IVR, ivrPrompts, largeMessyBook, librivoxClips, skippedWordCount, smallMessyBook, spotCheck, type BookPart } from '../test/helpers/messy-book.ts';
 
 const args = process.argv.slice(2);
 const quick = args.includes('quick') || process.env.BENCH_QUICK === '1';
-if (!fs.existsSync(IVR_DIR) || !fs.existsSync('/usr/share/doc/asterisk-core-sounds-en/core-sounds-en.txt.gz')) skipQuick('needs the Debian packages asterisk-core-sounds-en-wav and asterisk-core-sounds-en (not installed by scripts/setup.sh)');
+if (!fs.existsSync(IVR.en.dir) || !fs.existsSync(IVR.en.text)) skipQuick(`needs the Debian packages ${IVR.en.packages} (not installed by scripts/setup.sh)`);
 const alignerName = args[args.indexOf('--aligner') + 1] && args.includes('--aligner') ? args[args.indexOf('--aligner') + 1]! : 'dtw';
 // worker threads of the per-segment aligner (as the read-along pipeline makes it); --threads 1: in the main thread
 const threads = args.includes('--threads') ? Number(args[args.indexOf('--threads') + 1]) : defaultAlignerThreads();
@@ -217,7 +217,7 @@ const messyDir = path.join(os.tmpdir(), `lectern-bench-messy${quick ? '-quick' :
 fs.mkdirSync(messyDir, { recursive: true });
 const book = quick ? await smallMessyBook(messyDir) : await largeMessyBook(messyDir, messySeed);
 const { files, words, spoken, refs } = book;
-const skippedCount = book.skippedWords;
+const skippedCount = skippedWordCount(book);
 t0 = performance.now();
 const messy = await alignRecording({ files, words, language: 'en-US', aligner, fallbackAligner: alignerName === 'dtw' ? undefined : fallbackAligner });
 const messySecs = (performance.now() - t0) / 1000;

@@ -110,7 +110,7 @@ describe('long recordings: a French audiobook (real Canadian-French speech)', ()
       const skippedTimed = r.words.slice(a, b + 1).filter(Boolean).length;
       let outside = 0;
       r.words.forEach((w, i) => {
-        const span = book.promptSpans[i];
+        const span = book.clipSpans[i];
         if (w && span && (w.file !== span.file || w.start < span.start - 0.05 || w.end > span.end + 0.05)) outside++;
       });
       console.log(`French messy book: ${spokenTimed}/${spoken} spoken words timed, ${outside} outside their prompt; ${unreadTimed} unread words and ${skippedTimed} of the ${b - a + 1} skipped prompt's given a time; ${r.coverage.segments} segments, ${r.coverage.segmentsFallback} by the fallback`);
@@ -461,7 +461,7 @@ describe('long recordings: inputs', () => {
     const dir = fs.mkdtempSync(path.join(TMP, 'formats-'));
     // an M4B audiobook of three clips with a chapter mark per clip
     const parts = clips.slice(0, 3);
-    const starts = await writeChapter(parts, path.join(dir, 'plain.m4a'), ['-c:a', 'aac', '-b:a', '96k']);
+    const starts = (await writeChapter(parts, path.join(dir, 'plain.m4a'), ['-c:a', 'aac', '-b:a', '96k'])).map((p) => p.start);
     const total = (await ffprobe(path.join(dir, 'plain.m4a'))).durationSeconds;
     const meta = [';FFMETADATA1', ...starts.map((s, k) => `[CHAPTER]\nTIMEBASE=1/1000\nSTART=${Math.round(s * 1000)}\nEND=${Math.round((starts[k + 1] ?? total) * 1000)}\ntitle=Part ${k + 1}`)].join('\n');
     fs.writeFileSync(path.join(dir, 'chapters.txt'), meta + '\n');

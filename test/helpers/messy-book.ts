@@ -33,15 +33,18 @@ export interface MessyBook {
   spoken: boolean[];
   /** Per word: reference boundaries in its file (spoken words of clips with references). */
   refs: ({ file: number; start: number; end: number } | null)[];
+  /** Per word: the span in its file of the clip that reads it (spoken words). */
+  clipSpans: ({ file: number; start: number; end: number } | null)[];
   /** Words of the sentence the reader skipped (within the spoken chapters; the first, where several). */
   skippedSentence: [number, number];
   /** Words of every skipped sentence. */
   skippedRanges: [number, number][];
-  /** Words of the text in all skipped sentences. */
-  skippedWords: number;
   /** The document's text, paragraph by paragraph (their words, in order, are `words`). */
   paragraphs: string[];
 }
+
+/** Words of the text in all skipped sentences. */
+export const skippedWordCount = (book: Pick<MessyBook, 'skippedRanges'>): number => book.skippedRanges.reduce((n, [a, b]) => n + b - a + 1, 0);
 
 /** The messy book's document as a plain-text file (one paragraph per part), for jobs and `lectern run`. */
 export function writeMessyBookText(book: MessyBook, file: string): string {
@@ -71,8 +74,8 @@ export async function unspokenParagraphs(count: number): Promise<string[]> {
   return paras.slice(first, first + count);
 }
 
-/** Writes one chapter file from its parts; returns each part's start time in the file. */
-export async function writeChapter(parts: BookPart[], out: string, codec: string[]): Promise<number[]> {
+/** Writes one chapter file from its parts; returns each part's span in the file (seconds). */
+export async function writeChapter(parts: BookPart[], out: string, codec: string[]): Promise<{ start: number; end: number }[]> {
   const inputs: string[] = [];
   const filters: string[] = [];
   parts.forEach((p, k) => {
@@ -83,13 +86,14 @@ export async function writeChapter(parts: BookPart[], out: string, codec: string
   });
   filters.push(`${parts.map((_, k) => `[a${k}]`).join('')}concat=n=${parts.length}:v=0:a=1[out]`);
   await ffmpeg(['-y', ...inputs, '-filter_complex', filters.join(';'), '-map', '[out]', ...codec, out]);
-  const starts: number[] = [];
+  const spans: { start: number; end: number }[] = [];
   let t = 0;
   for (const p of parts) {
-    starts.push(t);
-    t += p.kind === 'silence' || p.kind === 'music' ? p.seconds! : (await ffprobe(p.file!)).durationSeconds;
+    const d = p.kind === 'silence' || p.kind === 'music' ? p.seconds! : (await ffprobe(p.file!)).durationSeconds;
+    spans.push({ start: t, end: t + d });
+    t += d;
   }
-  return starts;
+  return spans;
 }
 
 const CODECS: { ext: string; args: string[] }[] = [
@@ -113,7 +117,7 @@ export interface Skip {
 }
 
 export async function buildMessyBook(dir: string, chapters: BookPart[][], opts: { unspoken: string[][]; skipped: Skip | Skip[]; shuffle: number[]; heading?: string }): Promise<MessyBook> {
-  const textParts: { text: string; spoken: boolean; file?: number; refs?: { start: number; end: number }[]; offset?: number; skipped?: boolean }[] = [];
+  const textParts: { text: string; spoken: boolean; file?: number; refs?: { start: number; end: number }[]; span?: { start: number; end: number }; skipped?: boolean }[] = [];
   const skips = Array.isArray(opts.skipped) ? opts.skipped : [opts.skipped];
   const files: string[] = new Array(chapters.length);
   const trueOrder: number[] = new Array(chapters.length);
@@ -121,7 +125,7 @@ export async function buildMessyBook(dir: string, chapters: BookPart[][], opts: 
     const given = opts.shuffle[c]!; // chapter c is handed over as file number `given`
     const codec = CODECS[c % CODECS.length]!;
     const out = path.join(dir, `part-${String.fromCharCode(97 + given)}.${codec.ext}`);
-    const starts = await writeChapter(chapters[c]!, out, codec.args);
+    const spans = await writeChapter(chapters[c]!, out, codec.args);
     files[given] = out;
     trueOrder[c] = given;
     textParts.push({ text: `${opts.heading ?? 'Chapter'} ${c + 1}.`, spoken: false });
@@ -129,7 +133,7 @@ export async function buildMessyBook(dir: string, chapters: BookPart[][], opts: 
     let clipNo = 0;
     chapters[c]!.forEach((p, k) => {
       if (p.kind !== 'clip') return;
-      textParts.push({ text: p.text!, spoken: true, file: given, refs: p.refs, offset: starts[k] });
+      textParts.push({ text: p.text!, spoken: true, file: given, refs: p.refs, span: spans[k] });
       for (const sk of skips) if (sk.chapter === c && sk.afterClip === clipNo) textParts.push({ text: sk.text, spoken: false, skipped: true });
       clipNo++;
     });
@@ -138,6 +142,7 @@ export async function buildMessyBook(dir: string, chapters: BookPart[][], opts: 
   const words: string[] = [];
   const spoken: boolean[] = [];
   const refs: MessyBook['refs'] = [];
+  const clipSpans: MessyBook['clipSpans'] = [];
   const skippedRanges: [number, number][] = [];
   for (const part of textParts) {
     const toks = tokenizeWords(part.text).map((t) => t.word);
@@ -146,11 +151,11 @@ export async function buildMessyBook(dir: string, chapters: BookPart[][], opts: 
       words.push(w);
       spoken.push(part.spoken);
       const r = part.refs?.[i];
-      refs.push(part.spoken && r ? { file: part.file!, start: part.offset! + r.start, end: part.offset! + r.end } : null);
+      refs.push(part.spoken && r ? { file: part.file!, start: part.span!.start + r.start, end: part.span!.start + r.end } : null);
+      clipSpans.push(part.spoken ? { file: part.file!, ...part.span! } : null);
     });
   }
-  const skippedWords = skippedRanges.reduce((n, [a, b]) => n + b - a + 1, 0);
-  return { files, trueOrder, words, spoken, refs, skippedSentence: skippedRanges[0] ?? [0, -1], skippedRanges, skippedWords, paragraphs: textParts.map((p) => p.text) };
+  return { files, trueOrder, words, spoken, refs, clipSpans, skippedSentence: skippedRanges[0] ?? [0, -1], skippedRanges, paragraphs: textParts.map((p) => p.text) };
 }
 
 /** The small messy book of the tests: three chapter files, ~100 s, given in the order c, a, b. */
@@ -198,10 +203,9 @@ export async function frenchPrompts(dir: string): Promise<(BookPart & { name: st
 /**
  * The French messy book: three chapter files of real French prompts (MP3, FLAC, OGG) handed over
  * as c, a, b, a spoken preface not in the text (two prompts), a prompt of the text the reader
- * skips, eight seconds of music, and French paragraphs nobody reads. `promptOf[i]`: the chapter
- * file and the span in it of the prompt that reads word i (spoken words only).
+ * skips, eight seconds of music, and French paragraphs nobody reads.
  */
-export async function frenchMessyBook(dir: string): Promise<MessyBook & { promptSpans: ({ file: number; start: number; end: number } | null)[] }> {
+export async function frenchMessyBook(dir: string): Promise<MessyBook> {
   const p = await frenchPrompts(dir);
   const pause = (s: number): BookPart => ({ kind: 'silence', seconds: s });
   const music: BookPart = { kind: 'music', file: path.join(FIX, 'music', 'colobot-constructive-20s.ogg'), seconds: 8 };
@@ -211,32 +215,12 @@ export async function frenchMessyBook(dir: string): Promise<MessyBook & { prompt
     [...withPauses(p.slice(9, 12)), music, pause(0.5), ...withPauses(p.slice(12, 16))],
     withPauses(p.slice(17, 25)),
   ];
-  const book = await buildMessyBook(dir, chapters, {
+  return buildMessyBook(dir, chapters, {
     unspoken: [[FRENCH_UNSPOKEN[0]!], [], [FRENCH_UNSPOKEN[1]!], [FRENCH_UNSPOKEN[2]!, FRENCH_UNSPOKEN[3]!]],
     skipped: { chapter: 1, afterClip: 4, text: p[16]!.text! },
     shuffle: [1, 2, 0],
     heading: 'Chapitre',
   });
-  return { ...book, promptSpans: await promptSpans(book, chapters) };
-}
-
-/** Each spoken word's clip span (its chapter file, start, end) in the order buildMessyBook lays out the text; null for unspoken words. */
-export async function promptSpans(book: MessyBook, chapters: BookPart[][]): Promise<({ file: number; start: number; end: number } | null)[]> {
-  const spans: ({ file: number; start: number; end: number } | null)[] = [];
-  let w = 0;
-  for (let c = 0; c < chapters.length; c++) {
-    let t = 0;
-    for (const part of chapters[c]!) {
-      const d = part.kind === 'silence' || part.kind === 'music' ? part.seconds! : (await ffprobe(part.file!)).durationSeconds;
-      if (part.kind === 'clip') {
-        while (w < book.words.length && !book.spoken[w]) (spans.push(null), w++);
-        for (let k = tokenizeWords(part.text!).length; k > 0; k--) (spans.push({ file: book.trueOrder[c]!, start: t, end: t + d }), w++);
-      }
-      t += d;
-    }
-  }
-  while (w < book.words.length) (spans.push(null), w++);
-  return spans;
 }
 
 /**
@@ -288,10 +272,9 @@ function seeded(seed: number): () => number {
   };
 }
 
-export const IVR_DIR = '/usr/share/asterisk/sounds/en_US_f_Allison';
 /** The prompts' folder and transcripts of Debian's asterisk-core-sounds-{en,fr}(-wav). */
 export const IVR = {
-  en: { dir: IVR_DIR, text: '/usr/share/doc/asterisk-core-sounds-en/core-sounds-en.txt.gz', packages: 'asterisk-core-sounds-en-wav asterisk-core-sounds-en' },
+  en: { dir: '/usr/share/asterisk/sounds/en_US_f_Allison', text: '/usr/share/doc/asterisk-core-sounds-en/core-sounds-en.txt.gz', packages: 'asterisk-core-sounds-en-wav asterisk-core-sounds-en' },
   fr: { dir: '/usr/share/asterisk/sounds/fr_CA_f_June', text: '/usr/share/doc/asterisk-core-sounds-fr/core-sounds-fr.txt.gz', packages: 'asterisk-core-sounds-fr-wav asterisk-core-sounds-fr' },
 } as const;
 
@@ -338,8 +321,9 @@ export async function largeMessyBook(dir: string, seed = 11): Promise<MessyBook>
   const words = [...small.words];
   const spoken = [...small.spoken];
   const refs = [...small.refs];
+  const clipSpans = [...small.clipSpans];
   const trueOrder = [...small.trueOrder];
-  let skippedWords = small.skippedWords;
+  const skippedRanges = [...small.skippedRanges];
   const rand = seeded(seed);
   const prompts = (await ivrPrompts()).map((p) => ({ p, k: rand() })).sort((a, b) => a.k - b.k).map((x) => x.p);
   const noise = path.join(dir, 'noise.wav');
@@ -350,27 +334,30 @@ export async function largeMessyBook(dir: string, seed = 11): Promise<MessyBook>
     const take = prompts.slice(c * 60, c * 60 + 60);
     const parts: BookPart[] = [];
     if (c === 0) for (const p of prompts.slice(400, 408)) parts.push({ kind: 'preface', file: p.file! }); // spoken, not in the text
-    const textParts: { text: string; spoken: boolean }[] = [];
+    const textParts: { text: string; spoken: boolean; part?: number }[] = [];
     take.forEach((p, k) => {
       if (k === 20 || k === 41) {
         textParts.push({ text: p.text!, spoken: false }); // in the text, skipped by the reader
         return;
       }
+      textParts.push({ text: p.text!, spoken: true, part: parts.length });
       parts.push(p, { kind: 'silence', seconds: 0.4 });
-      textParts.push({ text: p.text!, spoken: true });
       if (k === 30) parts.push(c === 1 ? { kind: 'music', file: path.join(FIX, 'music', 'colobot-constructive-20s.ogg'), seconds: 15 } : { kind: 'music', file: noise, seconds: 6 });
     });
     const codec = CODECS[(c + 3) % CODECS.length]!;
     const out = path.join(dir, `prompts-${c}.${codec.ext}`);
-    await writeChapter(parts, out, codec.args);
+    const spans = await writeChapter(parts, out, codec.args);
     // handed over first, read last: every earlier file moves up one place
     files.unshift(out);
-    refs.forEach((r, i) => r && (refs[i] = { ...r, file: r.file + 1 }));
+    for (const list of [refs, clipSpans]) list.forEach((r, i) => r && (list[i] = { ...r, file: r.file + 1 }));
     for (let k = 0; k < trueOrder.length; k++) trueOrder[k]! += 1;
     trueOrder.push(0);
-    for (const w of novelWords.slice(c * 20000, c * 20000 + 20000)) (words.push(w), spoken.push(false), refs.push(null));
-    for (const t of textParts) for (const w of tokenizeWords(t.text)) (words.push(w.word), spoken.push(t.spoken), refs.push(null));
-    skippedWords += textParts.filter((t) => !t.spoken).reduce((n, t) => n + tokenizeWords(t.text).length, 0);
+    for (const w of novelWords.slice(c * 20000, c * 20000 + 20000)) (words.push(w), spoken.push(false), refs.push(null), clipSpans.push(null));
+    for (const t of textParts) {
+      const toks = tokenizeWords(t.text);
+      if (!t.spoken) skippedRanges.push([words.length, words.length + toks.length - 1]);
+      for (const w of toks) (words.push(w.word), spoken.push(t.spoken), refs.push(null), clipSpans.push(t.spoken ? { file: 0, ...spans[t.part!]! } : null));
+    }
   }
-  return { files, trueOrder, words, spoken, refs, skippedSentence: small.skippedSentence, skippedRanges: small.skippedRanges, skippedWords, paragraphs: [] };
+  return { files, trueOrder, words, spoken, refs, clipSpans, skippedSentence: small.skippedSentence, skippedRanges, paragraphs: [] };
 }

@@ -593,18 +593,11 @@ function findRuns(run: Run, c: Chained, fi: number, want: (fi: number, a: number
  * those words take at the pace, are cut off.
  */
 function trimEdges(r: Anchor[], c: Chained): Anchor[] {
-  const compressed = (a: Anchor, b: Anchor) => a.stretch === b.stretch && b.key - a.key - 1 >= 2 && b.heard - a.heard === 1 && b.start - a.start < 0.3 * c.predicted(a, b);
-  let first = 0, last = r.length - 1;
-  // the tail: the earliest such gap among its last MIN_ANCHORS - 1 anchors; the head likewise
-  const tail = r.findIndex((b, i) => i > 0 && i > r.length - MIN_ANCHORS && compressed(r[i - 1]!, b));
-  if (tail > 0) last = tail - 1;
-  for (let i = Math.min(r.length - 1, MIN_ANCHORS - 1); i >= 1; i--) {
-    if (compressed(r[i - 1]!, r[i]!)) {
-      first = i;
-      break;
-    }
-  }
-  return first <= last ? r.slice(first, last + 1) : [];
+  const compressed = (i: number) => i > 0 && r[i - 1]!.stretch === r[i]!.stretch && r[i]!.key - r[i - 1]!.key - 1 >= 2 && r[i]!.heard - r[i - 1]!.heard === 1 && r[i]!.start - r[i - 1]!.start < 0.3 * c.predicted(r[i - 1]!, r[i]!);
+  // the head ends at the last such gap among its first MIN_ANCHORS anchors; the tail starts at the first among its last
+  const head = r.findLastIndex((_, i) => i < MIN_ANCHORS && compressed(i));
+  const tail = r.findIndex((_, i) => i > r.length - MIN_ANCHORS && compressed(i));
+  return r.slice(Math.max(0, head), tail > 0 ? tail : r.length);
 }
 
 /** b's text follows a's within MAX_GAP_WORDS book words, and b comes later in the audio. */
