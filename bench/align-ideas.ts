@@ -50,7 +50,8 @@ const DECODER_CONFIGS: Record<string, Record<string, number>> = {
   'wip 1e-3': { wip: 1e-3 },
 };
 
-type Cached = Omit<Decoded, 'audio'>;
+/** Decodes of the whole text (no skippable ranges: nothing skipped). */
+type Cached = Omit<Decoded, 'audio' | 'skipped'>;
 interface Item {
   set: string;
   clip: IdeaClip;
@@ -130,7 +131,7 @@ const changeOf = (it: Item) => {
 /** Refined timings; `snap`: with the spectral change (round 4), else without it (rounds 1-3). */
 function timings(it: Item, decoder: string, params: Partial<RefineParams>, snap = false): WordTiming[] {
   const d = it.decoded[decoder]!;
-  const full: Decoded = { ...d, audio: it.audio };
+  const full: Decoded = { ...d, skipped: d.tokens.map(() => false), audio: it.audio };
   if (!d.decodes.length) return d.tokens.map((word) => ({ word, start: 0, end: 0 }));
   return wordTimings(full, refineBoundaries(d.decodes, it.energy, 0.01, params, snap ? changeOf(it) : undefined));
 }

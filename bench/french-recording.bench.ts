@@ -16,7 +16,7 @@ import { ffmpeg } from '../src/media/ffmpeg.ts';
 import { alignRecording } from '../src/speech/align/long/recording.ts';
 import { createAligner, defaultAlignerThreads } from '../src/speech/align/aligners.ts';
 import { QUICK } from './quick.ts';
-import { buildMessyBook, frenchMessyBook, FRENCH_UNSPOKEN, IVR, ivrPrompts, skippedWordCount, type BookPart, type Skip } from '../test/helpers/messy-book.ts';
+import { buildMessyBook, frenchMessyBook, FRENCH_UNSPOKEN, IVR, ivrPrompts, skipFindings, skippedWordCount, type BookPart, type Skip } from '../test/helpers/messy-book.ts';
 
 const args = process.argv.slice(2);
 const opt = (name: string, dflt: string) => (args.includes(name) ? args[args.indexOf(name) + 1]! : dflt);
@@ -79,6 +79,8 @@ r.words.forEach((w, i) => {
 console.log(`French messy book${QUICK ? ' (quick: the tests\' 25 prompts)' : ` (prompt seed ${seed})`}, ${alignerName} per segment: ${book.files.length} files (shuffled), ${(r.coverage.audioSeconds / 60).toFixed(1)} min, ${book.words.length} words, ${spoken} spoken; ${secs.toFixed(1)} s`);
 console.log(`  spoken words timed ${spokenTimed}/${spoken} (${((100 * spokenTimed) / spoken).toFixed(1)}%), ${inside} inside the prompt that reads them, ${outside} outside; file order ${JSON.stringify(r.order) === JSON.stringify(book.trueOrder) ? 'right' : 'WRONG'}`);
 console.log(`  unread words given a time: ${unreadTimed} of ${book.words.length - spoken - skippedWordCount(book)} never read, ${skippedTimed} of the ${skippedWordCount(book)} words of ${book.skippedRanges.length} skipped prompts; segments ${r.coverage.segments} (${r.coverage.segmentsFallback} by the dtw fallback), audio matching no text ${(100 * r.coverage.audioUnmatched).toFixed(1)}%`);
+const sk = skipFindings(book, r.skippedSentences);
+console.log(`  sentences found skipped inside matched regions: ${sk.sentences} (${sk.words} words, ${sk.readWords} of them read: false skips)`);
 await aligner.close();
 await fallbackAligner.close();
 fs.rmSync(dir, { recursive: true, force: true });

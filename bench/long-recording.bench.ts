@@ -22,7 +22,7 @@ import { createAligner, defaultAlignerThreads } from '../src/speech/align/aligne
 import { createLocalSpeech } from '../src/speech/local.ts';
 import { tokenizeWords } from '../src/speech/words.ts';
 import { skipQuick } from './quick.ts';
-import { IVR, ivrPrompts, largeMessyBook, librivoxClips, skippedWordCount, smallMessyBook, spotCheck, type BookPart } from '../test/helpers/messy-book.ts';
+import { IVR, ivrPrompts, largeMessyBook, librivoxClips, skipFindings, skippedWordCount, smallMessyBook, spotCheck, type BookPart } from '../test/helpers/messy-book.ts';
 
 const args = process.argv.slice(2);
 const quick = args.includes('quick') || process.env.BENCH_QUICK === '1';
@@ -179,7 +179,7 @@ const s = score(res, hour.refs);
 console.log(`${(hour.seconds / 60).toFixed(1)} min of real speech in ${hour.files.length} MP3 files (shuffled), ${hour.words.length} words, aligner ${alignerName} in ${threads} thread(s), ${os.availableParallelism()} cores, load ${os.loadavg()[0]!.toFixed(1)}:`);
 console.log(`  long-recording alignment: ${longSecs.toFixed(1)} s wall, ${longCpu.toFixed(1)} s CPU in all processes (goal <= 60 s wall for an hour on 2 cores), peak RSS ${peak.toFixed(0)} MiB (goal <= 1024; ${(rssBefore / 2 ** 20).toFixed(0)} MiB before; recogniser processes ~30 MiB each besides)`);
 console.log(`  phases: ${[...phases].map(([k, v]) => `${k} ${(v / 1000).toFixed(1)} s`).join(', ')}; decoded ${(100 * res.coverage.decodedShare).toFixed(0)}% of the audio to locate the text; ${res.coverage.segmentsFallback} of ${res.coverage.segments} segments with a piece hmm found no path through (split at anchors first): ${res.coverage.fallbackSeconds.toFixed(1)} s of audio timed by the dtw fallback`);
-console.log(`  words matched ${(100 * res.coverage.textMatched).toFixed(1)}%, order ${JSON.stringify(res.order) === JSON.stringify(hour.trueOrder) ? 'right' : `WRONG ${JSON.stringify(res.order)} vs ${JSON.stringify(hour.trueOrder)}`}, heard words matched ${(100 * res.coverage.heardMatched).toFixed(1)}%`);
+console.log(`  words matched ${(100 * res.coverage.textMatched).toFixed(1)}%, sentences found skipped ${res.coverage.sentencesSkipped} (all of it is read: each one a false skip), order ${JSON.stringify(res.order) === JSON.stringify(hour.trueOrder) ? 'right' : `WRONG ${JSON.stringify(res.order)} vs ${JSON.stringify(hour.trueOrder)}`}, heard words matched ${(100 * res.coverage.heardMatched).toFixed(1)}%`);
 console.log(`  boundaries of the ${s.refWords} words with references (LibriVox/jfk clips): MAE ${s.mae!.toFixed(1)} ms, ${(100 * s.within50!).toFixed(1)}% within 50 ms`);
 
 // baseline: plain dtw on the same audio, files in the right order, the text known to be complete
@@ -224,6 +224,8 @@ const messySecs = (performance.now() - t0) / 1000;
 const ms = score(messy, refs, spoken);
 console.log(`messy book${quick ? "" : ` (prompt seed ${messySeed})`}: ${files.length} files (shuffled), ${(messy.coverage.audioSeconds / 60).toFixed(1)} min, ${words.length} words of which ${ms.unspoken} never spoken (${skippedCount} in skipped sentences), ${messySecs.toFixed(1)} s:`);
 console.log(`  spoken words matched ${(100 * ms.spokenMatched!).toFixed(1)}%, unspoken words given a time: ${ms.unspokenTimed}, audio matching no text ${(100 * messy.coverage.audioUnmatched).toFixed(1)}%, file order ${JSON.stringify(messy.order) === JSON.stringify(book.trueOrder) ? 'right' : 'WRONG'}`);
+const sk = skipFindings(book, messy.skippedSentences);
+console.log(`  sentences found skipped inside matched regions: ${sk.sentences} (${sk.words} words, ${sk.readWords} of them read: false skips)`);
 console.log(`  boundaries of the ${ms.refWords} words with references: MAE ${ms.mae!.toFixed(1)} ms, ${(100 * ms.within50!).toFixed(1)}% within 50 ms`);
 const speech = await createLocalSpeech('espeak', { modelsDir: 'models', device: 'cpu' });
 const spot = await spotCheck(speech, words, messy.words, files, 20);

@@ -10,6 +10,7 @@ import { installedAcousticModels, modelFor } from '../src/speech/align/acoustic-
 import { DIGITAL_SILENCE, noiseFloor, refineBoundaries, spectralChangeOf, type Segment } from '../src/speech/align/refine.ts';
 import * as native from '../src/native/index.ts';
 import { ipaToPhones } from '../src/speech/align/phones.ts';
+import { skippableGrammar, whichSpoken } from '../src/speech/align/hmm.ts';
 import { SpeechInputError } from '../src/speech/types.ts';
 import { tokenizeWords } from '../src/speech/words.ts';
 import { decodeWav } from '../src/media/wav.ts';
@@ -22,6 +23,21 @@ const opts = { modelsDir: 'models', device: 'cpu' as const };
 function loadWav(file: string): { samples: Float32Array; sampleRate: number } {
   const buf = readFileSync(path.join(speech, file));
   return { samples: decodeWav(buf).samples, sampleRate: buf.readUInt32LE(24) };
+}
+
+/** Real speech, "go forward ten meters", half a second of silence, jfk; its text has a sentence between them nobody reads. */
+function clipWithUnreadSentence() {
+  const a = loadWav('goforward.wav'), b = loadWav('jfk.wav');
+  const samples = new Float32Array(a.samples.length + 8000 + b.samples.length);
+  samples.set(a.samples, 0);
+  samples.set(b.samples, a.samples.length + 8000);
+  const jfk = 'And so, my fellow Americans, ask not what your country can do for you, ask what you can do for your country.';
+  const unread = 'The weather over the northern hills was cold and grey that whole week.';
+  const read = `Go forward ten meters. ${jfk}`;
+  const text = `Go forward ten meters. ${unread} ${jfk}`;
+  const n = tokenizeWords(unread).length;
+  const sentences: [number, number][] = [[0, 3], [4, 3 + n], [4 + n, tokenizeWords(text).length - 1]];
+  return { samples, text, read, n, sentences };
 }
 
 describe('hmm aligner (PocketSphinx HMM forced alignment + refinement, real speech)', () => {
@@ -94,6 +110,45 @@ describe('hmm aligner (PocketSphinx HMM forced alignment + refinement, real spee
     expect(words[3]!.end).toBe(words[3]!.start);
     expect(words[4]!.start).toBeGreaterThanOrEqual(words[3]!.end);
   }, 60_000);
+
+  it('finds a sentence of the text that the audio leaves out when told it may be (skippable), and times the rest as if it were not there', async () => {
+    const { samples, text, read, n, sentences } = clipWithUnreadSentence();
+    const words = await hmm.align(samples, 16000, text, 'en-US', { skippable: sentences });
+    expect(words.map((w) => w.word)).toEqual(tokenizeWords(text).map((t) => t.word));
+    expect(words.slice(4, 4 + n).every((w) => w.skipped && w.end === w.start)).toBe(true);
+    const kept = words.filter((w) => !w.skipped);
+    expect(kept).toHaveLength(tokenizeWords(read).length);
+    // the same times as the text without it (the grammar's other paths cost nothing)
+    const plain = await hmm.align(samples, 16000, read, 'en-US');
+    for (const [i, w] of kept.entries()) {
+      expect(Math.abs(w.start - plain[i]!.start)).toBeLessThan(0.011);
+      expect(Math.abs(w.end - plain[i]!.end)).toBeLessThan(0.011);
+    }
+  }, 60_000);
+
+  it('skips nothing of real speech that reads its whole text, with every sentence skippable, and times it as without', async () => {
+    for (const ref of loadHandReferences()) {
+      const { samples, sampleRate } = loadWav(ref.audio);
+      const n = tokenizeWords(ref.text).length;
+      const free = await hmm.align(samples, sampleRate, ref.text, 'en-US', { skippable: [[0, n - 1]] });
+      expect(free.filter((w) => w.skipped), ref.audio).toEqual([]);
+      const plain = await hmm.align(samples, sampleRate, ref.text, 'en-US');
+      for (const [i, w] of free.entries()) expect(Math.abs(w.start - plain[i]!.start) + Math.abs(w.end - plain[i]!.end)).toBeLessThan(0.011);
+    }
+  }, 120_000);
+
+  it('reads a search result back as which optional ranges it holds (each all in or all out)', () => {
+    const words = ['the', 'cat', 'sat', 'the', 'cat', 'ran', 'off'];
+    const optional: [number, number][] = [[1, 2], [3, 5]];
+    expect(skippableGrammar(words, optional)).toContain('public <text> = the [ cat sat ] [ the cat ran ] off;');
+    expect(whichSpoken(words, optional, words)).toEqual(words.map(() => true));
+    expect(whichSpoken(words, optional, ['the', 'the', 'cat', 'ran', 'off'])).toEqual([true, false, false, true, true, true, true]);
+    expect(whichSpoken(words, optional, ['the', 'cat', 'sat', 'off'])).toEqual([true, true, true, false, false, false, true]);
+    expect(whichSpoken(words, optional, ['the', 'off'])).toEqual([true, false, false, false, false, false, true]);
+    // a partial range is no choice the grammar has
+    expect(whichSpoken(words, optional, ['the', 'cat', 'off'])).toBeNull();
+    expect(whichSpoken(words, [], ['the'])).toBeNull();
+  });
 
   it('maps eSpeak IPA to the model phone sets', () => {
     expect(ipaToPhones('dˈæʃwʊd', 'arpabet')).toEqual(['D', 'AE', 'SH', 'W', 'UH', 'D']);
@@ -226,6 +281,10 @@ describe('hmm aligner in worker threads (createAligner threads > 1)', () => {
       const clips = refs.map((r) => ({ ...loadWav(r.audio), text: r.text }));
       const at = await Promise.all(clips.map((c) => threaded.align(c.samples, c.sampleRate, c.text, 'en-US')));
       for (const [k, c] of clips.entries()) expect(at[k]).toEqual(await inline.align(c.samples, c.sampleRate, c.text, 'en-US'));
+      // options reach the threads
+      const skip = clipWithUnreadSentence();
+      const skipped = await threaded.align(skip.samples, 16000, skip.text, 'en-US', { skippable: skip.sentences });
+      expect(skipped.filter((w) => w.skipped)).toHaveLength(skip.n);
       const { samples, sampleRate } = clips[0]!;
       await expect(threaded.align(samples, sampleRate, 'hola', 'es')).rejects.toThrow(SpeechInputError);
     } finally {

@@ -73,7 +73,22 @@ export interface Aligner {
   /** How many align() calls it runs at once (worker threads); absent: one (calls wait for each other). */
   readonly concurrency?: number;
   /** Word timings for every word of `text` (tokenizeWords), in order, against the audio. */
-  align(samples: Float32Array, sampleRate: number, text: string, language: string): Promise<WordTiming[]>;
+  align(samples: Float32Array, sampleRate: number, text: string, language: string, options?: AlignOptions): Promise<AlignedWord[]>;
+}
+
+/** What an aligner may be told besides the text. */
+export interface AlignOptions {
+  /**
+   * Token ranges [first, last] (indices into tokenizeWords(text)) that the audio may leave out
+   * as a whole: sentences a narrator may have skipped. An aligner that can tell (hmm) gives the
+   * words of a range it finds unspoken `skipped: true` and zero length; others time every word.
+   */
+  skippable?: [number, number][];
+}
+
+/** A word's timing from an aligner; `skipped`: in a skippable range the audio leaves out (no time of its own). */
+export interface AlignedWord extends WordTiming {
+  skipped?: true;
 }
 
 /** What a transcription engine is created with (asr/transcribers.ts picks the engine by name). */

@@ -46,6 +46,13 @@ export interface MessyBook {
 /** Words of the text in all skipped sentences. */
 export const skippedWordCount = (book: Pick<MessyBook, 'skippedRanges'>): number => book.skippedRanges.reduce((n, [a, b]) => n + b - a + 1, 0);
 
+/** The aligner's skipped sentences (RecordingAlignment.skippedSentences) against the truth: how many, and how many of their words were read (false skips). */
+export function skipFindings(book: Pick<MessyBook, 'spoken'>, found: [number, number][]): { sentences: number; words: number; readWords: number } {
+  let words = 0, readWords = 0;
+  for (const [a, b] of found) for (let i = a; i <= b; i++) (words++, (readWords += book.spoken[i] ? 1 : 0));
+  return { sentences: found.length, words, readWords };
+}
+
 /** The messy book's document as a plain-text file (one paragraph per part), for jobs and `lectern run`. */
 export function writeMessyBookText(book: MessyBook, file: string): string {
   writeFileSync(file, `${book.paragraphs.join('\n\n')}\n`);

@@ -17,7 +17,7 @@ parentPort!.on('message', async (req: ThreadRequest) => {
       reply = { ok: true, words: [] };
     } else {
       aligner ??= createAligner(data.name, data.options);
-      reply = { ok: true, words: await (await aligner).align(req.samples, req.sampleRate, req.text, req.language) };
+      reply = { ok: true, words: await (await aligner).align(req.samples, req.sampleRate, req.text, req.language, req.options) };
     }
   } catch (e) {
     reply = { ok: false, error: toWire(e) };

@@ -3,7 +3,7 @@
 //   dtw  — eSpeak NG reference + MFCC + banded DTW, any eSpeak language, no model
 //   auto — hmm for the languages an installed acoustic model covers, dtw for the rest
 import { availableParallelism } from 'node:os';
-import type { Aligner, WordTiming } from '../types.ts';
+import type { AlignedWord, Aligner, AlignOptions } from '../types.ts';
 import { MissingModelError, SpeechInputError } from '../types.ts';
 import { hmmLanguages, primaryLanguage } from './acoustic-models.ts';
 import { createThreadedAligner } from './threaded.ts';
@@ -78,8 +78,8 @@ function createAutoAligner(opts: AlignerOptions): ClosableAligner {
   };
   return {
     name: 'auto',
-    async align(samples: Float32Array, sampleRate: number, text: string, language: string): Promise<WordTiming[]> {
-      return (await get(autoAlignerFor(language))).align(samples, sampleRate, text, language);
+    async align(samples: Float32Array, sampleRate: number, text: string, language: string, options?: AlignOptions): Promise<AlignedWord[]> {
+      return (await get(autoAlignerFor(language))).align(samples, sampleRate, text, language, options);
     },
     async close() {
       const all = await Promise.allSettled(made.values());

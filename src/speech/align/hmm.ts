@@ -9,7 +9,7 @@ import path from 'node:path';
 import * as nativeAddon from '../../native/index.ts';
 import * as reference from '../../native/reference.ts';
 import { EspeakProcess, buildVoiceTable, voiceForLanguage, type VoiceTable } from '../tts/espeak.ts';
-import { MissingModelError, SpeechInputError, type Aligner, type WordTiming } from '../types.ts';
+import { MissingModelError, SpeechInputError, type AlignedWord, type Aligner, type AlignOptions } from '../types.ts';
 import { tokenizeWords } from '../words.ts';
 import { hmmLanguages, installedAcousticModels, modelFor, type AcousticModel } from './acoustic-models.ts';
 import { ipaToPhones } from './phones.ts';
@@ -29,6 +29,7 @@ interface SsDecoder {
   lookup_word(word: string): string | null;
   add_words(...words: [string, string][]): void;
   set_align_text(text: string): void;
+  set_grammar(jsgf: string): void;
   delete(): void;
 }
 interface AlignedSegment {
@@ -108,7 +109,7 @@ export function normaliseToken(word: string): string {
     .replace(/^'+(?=[^\p{L}\p{N}]*$)/u, '');
 }
 
-export type HmmAligner = Aligner & { close(): Promise<void>; languages(): string[]; decodeAll(samples: Float32Array, sampleRate: number, text: string, language: string): Promise<Decoded> };
+export type HmmAligner = Aligner & { close(): Promise<void>; languages(): string[]; decodeAll(samples: Float32Array, sampleRate: number, text: string, language: string, options?: AlignOptions): Promise<Decoded> };
 
 /** What one hmm aligner holds: soundswallower, a decoder per model (loaded on first use), eSpeak for unknown words. */
 interface HmmState {
@@ -129,9 +130,9 @@ export async function createHmmAligner(opts: HmmAlignerOptions = {}): Promise<Hm
   return {
     name: 'hmm',
     languages: () => languages,
-    decodeAll: (samples, sampleRate, text, language) => decodeAll(st, samples, sampleRate, text, language),
-    async align(samples: Float32Array, sampleRate: number, text: string, language: string): Promise<WordTiming[]> {
-      return timeWords(st, await decodeAll(st, samples, sampleRate, text, language));
+    decodeAll: (samples, sampleRate, text, language, options) => decodeAll(st, samples, sampleRate, text, language, options),
+    async align(samples: Float32Array, sampleRate: number, text: string, language: string, options?: AlignOptions): Promise<AlignedWord[]> {
+      return timeWords(st, await decodeAll(st, samples, sampleRate, text, language, options));
     },
     async close() {
       for (const p of st.loaded.values()) (await p.catch(() => null))?.decoder.delete();
@@ -230,25 +231,84 @@ function addWord(m: LoadedModel, phones: string): string {
   return word;
 }
 
-/** One forced alignment: the model's segments (words, pauses, fillers), or null when the search found no path through the text. */
-function decode(m: LoadedModel, audio: Float32Array, words: string[]): AlignedSegment[] | null {
+/**
+ * One forced alignment: the model's segments (words, pauses, fillers) and which words they
+ * hold (false: in an optional range the search left out), or null when the search found no
+ * path through the text.
+ */
+function decode(m: LoadedModel, audio: Float32Array, words: string[], optional: [number, number][] = []): { segs: AlignedSegment[]; spoken: boolean[] } | null {
   const d = m.decoder;
-  d.set_align_text(words.join(' '));
+  if (optional.length) d.set_grammar(skippableGrammar(words, optional));
+  else d.set_align_text(words.join(' '));
   d.start();
   d.process_audio(audio, false, true);
   d.stop();
   let segs: AlignedSegment[];
   try {
     // word level: the phone level re-aligns the utterance (as long again as the decode) and gives the same word edges
-    segs = d.get_alignment({ align_level: 0 }).w ?? [];
+    // (NULL): the grammar's empty transitions (an optional range's edges), no time
+    segs = (d.get_alignment({ align_level: 0 }).w ?? []).filter((s) => s.t !== '(NULL)');
   } catch {
     segs = []; // no path through the grammar: soundswallower returns no JSON
   }
-  return segs.filter((s) => !isFiller(s.t)).length === words.length ? segs : null;
+  const heard = segs.filter((s) => !isFiller(s.t)).map((s) => s.t.replace(/\(\d+\)$/, ''));
+  if (!optional.length) return heard.length === words.length ? { segs, spoken: words.map(() => true) } : null;
+  const spoken = whichSpoken(words, optional, heard);
+  return spoken ? { segs, spoken } : null;
+}
+
+/**
+ * The text as a JSGF grammar in which each optional range may be left out as a whole. No
+ * weight on either branch: whether a sentence was read is left to the acoustics (leaving out
+ * a sentence that was read means scoring its sound as silence or noise, which loses by far).
+ */
+export function skippableGrammar(words: string[], optional: [number, number][]): string {
+  const parts: string[] = [];
+  let i = 0;
+  for (const [a, b] of [...optional].sort((x, y) => x[0] - y[0])) {
+    for (; i < a; i++) parts.push(words[i]!);
+    parts.push(`[ ${words.slice(a, b + 1).join(' ')} ]`);
+    i = b + 1;
+  }
+  for (; i < words.length; i++) parts.push(words[i]!);
+  return `#JSGF V1.0;\ngrammar lectern;\npublic <text> = ${parts.join(' ')};\n`;
+}
+
+/** Which words the search's word sequence holds: each optional range all in or all out (null: it matches no such choice). */
+export function whichSpoken(words: string[], optional: [number, number][], heard: string[]): boolean[] | null {
+  // units: a required word, or an optional range; can[u][j]: units u.. match heard j..
+  const opt = new Map(optional.map(([a, b]) => [a, b]));
+  const units: [number, number, boolean][] = [];
+  for (let i = 0; i < words.length; ) {
+    const b = opt.get(i);
+    if (b !== undefined) (units.push([i, b, true]), (i = b + 1));
+    else (units.push([i, i, false]), i++);
+  }
+  const matches = (a: number, b: number, j: number) => j + b - a < heard.length && words.slice(a, b + 1).every((w, k) => heard[j + k] === w);
+  const can: Uint8Array[] = units.map(() => new Uint8Array(heard.length + 1));
+  const end = new Uint8Array(heard.length + 1);
+  end[heard.length] = 1;
+  const at = (u: number, j: number) => (u === units.length ? end[j]! : can[u]![j]!);
+  for (let u = units.length - 1; u >= 0; u--) {
+    const [a, b, isOptional] = units[u]!;
+    for (let j = heard.length; j >= 0; j--) {
+      const n = b - a + 1;
+      can[u]![j] = (matches(a, b, j) && at(u + 1, j + n)) || (isOptional && at(u + 1, j)) ? 1 : 0;
+    }
+  }
+  if (!at(0, 0)) return null;
+  const spoken = words.map(() => true);
+  for (let u = 0, j = 0; u < units.length; u++) {
+    const [a, b] = units[u]!;
+    const n = b - a + 1;
+    if (matches(a, b, j) && at(u + 1, j + n)) j += n;
+    else for (let k = a; k <= b; k++) spoken[k] = false;
+  }
+  return spoken;
 }
 
 /** The text's tokens, their dictionary words, and the model's segments for each decode (one per offset). */
-async function decodeAll(st: HmmState, samples: Float32Array, sampleRate: number, text: string, language: string): Promise<Decoded> {
+async function decodeAll(st: HmmState, samples: Float32Array, sampleRate: number, text: string, language: string, options: AlignOptions = {}): Promise<Decoded> {
   const tokens = tokenizeWords(text);
   if (tokens.length && samples.length === 0) throw new SpeechInputError('cannot align text to empty audio');
   const model = st.opts.model ? (installedAcousticModels().find((m) => m.name === st.opts.model) ?? null) : modelFor(language, sampleRate);
@@ -260,12 +320,26 @@ async function decodeAll(st: HmmState, samples: Float32Array, sampleRate: number
   const dictWords: (string | null)[] = [];
   for (const t of tokens) dictWords.push(await pronounce(st, t.word, language, m));
   const spoken = dictWords.filter((w): w is string => w !== null);
+  // skippable token ranges as ranges of the spoken words
+  let n = 0;
+  const spokenIndex = dictWords.map((w) => (w === null ? -1 : n++));
+  const ranges = (options.skippable ?? []).filter(([a, b]) => spokenIndex.slice(a, b + 1).some((k) => k >= 0));
+  const optional = ranges.map(([a, b]): [number, number] => {
+    const ks = spokenIndex.slice(a, b + 1).filter((k) => k >= 0);
+    return [ks[0]!, ks.at(-1)!];
+  });
+  const skipped = dictWords.map(() => false);
   const decodes: DecodedUtterance[] = [];
   if (spoken.length) {
-    for (const ms of st.opts.offsetsMs ?? [0]) {
+    // the offsets' decodes are averaged word by word: they must hold the same words
+    for (const ms of optional.length ? [0] : (st.opts.offsetsMs ?? [0])) {
       const skip = Math.round((ms / 1000) * RATE);
-      const segs = decode(m, skip ? audio.subarray(skip) : audio, spoken);
-      if (!segs) throw new SpeechInputError(`the hmm aligner found no alignment of the text to the audio (is this audio of this text, in ${language}?)`);
+      const decoded = decode(m, skip ? audio.subarray(skip) : audio, spoken, optional);
+      if (!decoded) throw new SpeechInputError(`the hmm aligner found no alignment of the text to the audio (is this audio of this text, in ${language}?)`);
+      const { segs } = decoded;
+      ranges.forEach(([a, b], r) => {
+        if (!decoded.spoken[optional[r]![0]]) skipped.fill(true, a, b + 1);
+      });
       const at = skip / RATE;
       decodes.push({
         segments: segs.map((s) => {
@@ -275,11 +349,11 @@ async function decodeAll(st: HmmState, samples: Float32Array, sampleRate: number
       });
     }
   }
-  return { tokens: tokens.map((t) => t.word), dictWords, audio, decodes };
+  return { tokens: tokens.map((t) => t.word), dictWords, skipped, audio, decodes };
 }
 
 /** The decodes' word edges, refined in the signal (or raw), as a timing for every token. */
-function timeWords(st: HmmState, d: Decoded): WordTiming[] {
+function timeWords(st: HmmState, d: Decoded): AlignedWord[] {
   if (!d.tokens.length) return [];
   if (!d.decodes.length) return d.tokens.map((word) => ({ word, start: 0, end: 0 }));
   if (st.opts.raw) return wordTimings(d, rawSpans(d.decodes));
@@ -293,6 +367,8 @@ export interface Decoded {
   /** The text's tokens and the dictionary word each is aligned as (null: not spoken). */
   tokens: string[];
   dictWords: (string | null)[];
+  /** Per token: in a skippable range the search left out. */
+  skipped: boolean[];
   /** The audio at 16 kHz. */
   audio: Float32Array;
   decodes: DecodedUtterance[];
@@ -310,12 +386,16 @@ export function rawSpans(decodes: DecodedUtterance[]): [number, number][] {
 }
 
 /** Spans of the spoken words → a timing for every token (unspoken ones zero-length where the word before ended), in order and inside the audio. */
-export function wordTimings(d: Decoded, spans: [number, number][]): WordTiming[] {
+export function wordTimings(d: Decoded, spans: [number, number][]): AlignedWord[] {
   const duration = d.audio.length / RATE;
-  const out: WordTiming[] = [];
+  const out: AlignedWord[] = [];
   let k = 0;
   let prevEnd = 0;
   d.tokens.forEach((word, i) => {
+    if (d.skipped[i]) {
+      out.push({ word, start: prevEnd, end: prevEnd, skipped: true });
+      return;
+    }
     if (d.dictWords[i] === null) {
       // read as nothing (a lone dash): zero length where the word before ended, as the espeak backend does
       out.push({ word, start: prevEnd, end: prevEnd });

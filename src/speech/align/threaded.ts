@@ -4,7 +4,7 @@
 // `threads`; close() ends their aligners and the threads.
 import { Worker } from 'node:worker_threads';
 import { fromWire, type WireError } from '../../core/errors.ts';
-import { MissingModelError, SpeechInputError, type Aligner, type WordTiming } from '../types.ts';
+import { MissingModelError, SpeechInputError, type AlignedWord, type Aligner, type AlignOptions } from '../types.ts';
 
 /** createAligner's options (aligners.ts), as a thread is given them. */
 export interface ThreadAlignerOptions {
@@ -14,9 +14,9 @@ export interface ThreadAlignerOptions {
 
 /** What the parent asks a thread (one request at a time per thread). */
 export type ThreadRequest =
-  | { kind: 'align'; samples: Float32Array; sampleRate: number; text: string; language: string }
+  | { kind: 'align'; samples: Float32Array; sampleRate: number; text: string; language: string; options?: AlignOptions }
   | { kind: 'close' };
-export type ThreadReply = { ok: true; words: WordTiming[] } | { ok: false; error: WireError };
+export type ThreadReply = { ok: true; words: AlignedWord[] } | { ok: false; error: WireError };
 export interface ThreadData {
   name: string;
   options: ThreadAlignerOptions;
@@ -92,11 +92,11 @@ export function createThreadedAligner(name: string, options: ThreadAlignerOption
   return {
     name,
     concurrency: threads,
-    async align(samples: Float32Array, sampleRate: number, text: string, language: string): Promise<WordTiming[]> {
+    async align(samples: Float32Array, sampleRate: number, text: string, language: string, options?: AlignOptions): Promise<AlignedWord[]> {
       if (closed) throw new Error(`the ${name} aligner is closed`);
       const t = await acquire();
       try {
-        const r = await ask(t, { kind: 'align', samples, sampleRate, text, language });
+        const r = await ask(t, { kind: 'align', samples, sampleRate, text, language, options });
         if (!r.ok) throw rebuild(r.error);
         return r.words;
       } finally {

@@ -17,7 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { LecternError } from '../../../core/errors.ts';
 import { resample } from '../../../native/index.ts';
-import { SpeechInputError, type Aligner, type WordTiming } from '../../types.ts';
+import { SpeechInputError, type AlignedWord, type Aligner } from '../../types.ts';
 import { decodeRecordingFile, RATE, readSamples, type DecodedFile, type RecordingChapter } from './audio.ts';
 import { buildTextIndex, chainAnchors, DEFAULT_PACE, measurePace, splitRuns, type Anchor, type HeardIn, type Pace, type TextIndex } from './anchors.ts';
 import { spokenWords } from './book-lm.ts';
@@ -61,6 +61,12 @@ const SEGMENT_SECONDS = 30;
 /** Audio kept around a region's first and last heard word for the aligner. */
 const PAD = 0.35;
 const MAX_PASSES = 4;
+/**
+ * Sentences of at least this many words inside a segment may be found unread by the aligner
+ * (skippable ranges): a narrator who skips a sentence between two read ones leaves it no audio.
+ * Shorter ones ("Yes.") sound too little like anything to tell from noise.
+ */
+const MIN_SKIPPABLE_WORDS = 4;
 /**
  * Failure rules, from measurements (README "Bring your own narration"). Of the words the
  * recogniser hears, the share inside matched regions was 0.45 for the small messy book of the
@@ -136,6 +142,8 @@ export interface RecordingCoverage {
   segmentsFallback: number;
   /** Seconds of audio in pieces timed by `fallbackAligner`. */
   fallbackSeconds: number;
+  /** Sentences inside matched regions that the aligner found unread (their words are not timed). */
+  sentencesSkipped: number;
 }
 
 export interface RecordingAlignment {
@@ -145,6 +153,8 @@ export interface RecordingAlignment {
   order: number[];
   files: RecordingFileReport[];
   regions: RecordingRegion[];
+  /** Sentences inside matched regions that the per-segment aligner found unread, as book words [first, last], in book order. */
+  skippedSentences: [number, number][];
   coverage: RecordingCoverage;
 }
 
@@ -211,6 +221,11 @@ interface FileState {
   covered: [number, number][];
   heard: HeardIn[];
   runs: Anchor[][];
+}
+
+/** A book token that ends a sentence (the recogniser's sentences also break at ; and :). */
+function isSentenceEnd(word: string): boolean {
+  return /[.!?…]["'”’)\]]*$/u.test(word);
 }
 
 /** The book's words as recogniser keys: each key knows its token. */
@@ -323,8 +338,8 @@ export async function alignRecording(opts: AlignRecordingOptions): Promise<Recor
     growToSentenceEdges(run, claims, pace);
     const { order, offsets } = readingOrder(files, claims, opts.names ?? opts.files.map((f) => path.basename(f)));
     const segments = cutSegments(run, claims);
-    const { words, segmentsFallback, fallbackSeconds } = await timeSegments(run, segments, offsets);
-    return report(run, { words, order, offsets, claims, segments, segmentsFallback, fallbackSeconds, heardMatched, perMinute, decodedSeconds });
+    const timed = await timeSegments(run, segments, offsets);
+    return report(run, { ...timed, order, offsets, claims, segments, heardMatched, perMinute, decodedSeconds });
   } finally {
     if (ownDir) fs.rmSync(workDir, { recursive: true, force: true });
   }
@@ -638,7 +653,7 @@ export function claimRegions(files: Pick<FileState, 'runs'>[]): Claim[] {
  */
 function growToSentenceEdges(run: Run, claims: Claim[], pace: Pace): void {
   const { opts, files, keys, keyToken, index } = run;
-  const endsSentence = (token: number) => /[.!?…]["'”’)\]]*$/u.test(opts.words[token]!);
+  const endsSentence = (token: number) => isSentenceEnd(opts.words[token]!);
   const keyTaken = (k: number, self: Claim) => claims.some((o) => o !== self && k >= o.anchors[0]!.key && k <= o.anchors.at(-1)!.key);
   const heardTaken = (fi: number, h: HeardIn, self: Claim) => claims.some((o) => o !== self && o.file === fi && h.end > o.anchors[0]!.start && h.start < o.anchors.at(-1)!.end);
   const fitsPace = (chars: number, seconds: number) => {
@@ -774,12 +789,13 @@ function cutSegments(run: Run, claims: Claim[]): Segment[] {
  * 5. Time: every segment's words by the per-segment aligner, as many segments at once as it
  * runs (its `concurrency`: worker threads), longest first so that the threads finish together.
  */
-async function timeSegments(run: Run, segments: Segment[], offsets: Map<number, number>): Promise<{ words: (TimedWord | null)[]; segmentsFallback: number; fallbackSeconds: number }> {
+async function timeSegments(run: Run, segments: Segment[], offsets: Map<number, number>): Promise<{ words: (TimedWord | null)[]; segmentsFallback: number; fallbackSeconds: number; skippedSentences: [number, number][] }> {
   const { opts } = run;
   const words: (TimedWord | null)[] = opts.words.map(() => null);
   let done = 0;
   let segmentsFallback = 0;
   let fallbackSeconds = 0;
+  const skippedSentences: [number, number][] = [];
   opts.onProgress?.({ phase: 'align', done: 0, total: segments.length });
   const queue = [...segments].sort((a, b) => b.end - b.start - (a.end - a.start));
   const lanes = Math.max(1, Math.min(opts.aligner.concurrency ?? 1, queue.length));
@@ -792,13 +808,36 @@ async function timeSegments(run: Run, segments: Segment[], offsets: Map<number, 
         fallbackSeconds += fellBackSeconds;
         const off = offsets.get(s.file)!;
         timed.forEach((w, k) => {
-          words[s.firstToken + k] = { file: s.file, start: w.start, end: w.end, globalStart: off + w.start, globalEnd: off + w.end };
+          const t = s.firstToken + k;
+          if (w.skipped) {
+            if (!timed[k - 1]?.skipped || isSentenceEnd(opts.words[t - 1]!)) skippedSentences.push([t, t]);
+            else skippedSentences.at(-1)![1] = t;
+            return;
+          }
+          words[t] = { file: s.file, start: w.start, end: w.end, globalStart: off + w.start, globalEnd: off + w.end };
         });
         opts.onProgress?.({ phase: 'align', done: ++done, total: segments.length });
       }
     }),
   );
-  return { words, segmentsFallback, fallbackSeconds };
+  skippedSentences.sort((a, b) => a[0] - b[0]);
+  return { words, segmentsFallback, fallbackSeconds, skippedSentences };
+}
+
+/**
+ * The segment's whole sentences of at least MIN_SKIPPABLE_WORDS words that hold neither of its
+ * edge words (those were heard where the segment starts and ends), as token ranges within it.
+ */
+function skippableSentences(run: Run, s: Segment): [number, number][] {
+  const { words } = run.opts;
+  const out: [number, number][] = [];
+  let first = s.firstToken;
+  for (let t = s.firstToken; t <= s.lastToken; t++) {
+    if (!isSentenceEnd(words[t]!)) continue;
+    if (first > s.firstToken && t < s.lastToken && t - first + 1 >= MIN_SKIPPABLE_WORDS) out.push([first - s.firstToken, t - s.firstToken]);
+    first = t + 1;
+  }
+  return out;
 }
 
 /**
@@ -808,7 +847,7 @@ async function timeSegments(run: Run, segments: Segment[], offsets: Map<number, 
  * the piece holding the trouble is timed by the fallback aligner (`dtw`, coarser), not the
  * whole half minute around it.
  */
-async function timeSegment(run: Run, s: Segment): Promise<{ timed: WordTiming[]; fellBackSeconds: number }> {
+async function timeSegment(run: Run, s: Segment): Promise<{ timed: AlignedWord[]; fellBackSeconds: number }> {
   const { opts, files } = run;
   const f = files[s.file]!;
   const samples = readSamples(f.decoded, s.start, s.end);
@@ -817,9 +856,9 @@ async function timeSegment(run: Run, s: Segment): Promise<{ timed: WordTiming[];
   // bands they have (upsampled to 16 kHz they would look silent above 4 kHz)
   const rate = Math.min(RATE, f.decoded.sourceRate);
   const audio = rate === RATE ? samples : resample(samples, RATE, rate);
-  const inFile = (ws: WordTiming[]) => ws.map((w) => ({ ...w, start: s.start + w.start, end: s.start + w.end }));
+  const inFile = (ws: AlignedWord[]) => ws.map((w) => ({ ...w, start: s.start + w.start, end: s.start + w.end }));
   try {
-    return { timed: inFile(await opts.aligner.align(audio, rate, text, opts.language)), fellBackSeconds: 0 };
+    return { timed: inFile(await opts.aligner.align(audio, rate, text, opts.language, { skippable: skippableSentences(run, s) })), fellBackSeconds: 0 };
   } catch (e) {
     if (!(e instanceof SpeechInputError) || !opts.fallbackAligner) throw e;
   }
@@ -839,7 +878,7 @@ async function timeSegment(run: Run, s: Segment): Promise<{ timed: WordTiming[];
 /** The result: regions in reading order, per-file reports and the coverage figures. */
 function report(
   run: Run,
-  r: { words: (TimedWord | null)[]; order: number[]; offsets: Map<number, number>; claims: Claim[]; segments: Segment[]; segmentsFallback: number; fallbackSeconds: number; heardMatched: number; perMinute: number; decodedSeconds: number },
+  r: { words: (TimedWord | null)[]; order: number[]; offsets: Map<number, number>; claims: Claim[]; segments: Segment[]; segmentsFallback: number; fallbackSeconds: number; skippedSentences: [number, number][]; heardMatched: number; perMinute: number; decodedSeconds: number },
 ): RecordingAlignment {
   const { files, keyToken } = run;
   const { words, order, offsets } = r;
@@ -868,6 +907,7 @@ function report(
     order,
     files: fileReports,
     regions,
+    skippedSentences: r.skippedSentences,
     coverage: {
       wordsTotal: words.length,
       wordsTimed,
@@ -881,6 +921,7 @@ function report(
       segments: r.segments.length,
       segmentsFallback: r.segmentsFallback,
       fallbackSeconds: r.fallbackSeconds,
+      sentencesSkipped: r.skippedSentences.length,
     },
   };
 }
