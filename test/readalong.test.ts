@@ -24,7 +24,7 @@ interface Timeline {
   duration: number;
   words: Word[];
   recording: Array<{ file: string; offset: number; duration: number }>;
-  coverage: { words_total: number; words_timed: number; text_matched: number };
+  coverage: { words_total: number; words_timed: number; text_matched: number; sentences_skipped: number };
 }
 
 /** A job's progress and status events, read from its SSE stream as they come. */
@@ -144,6 +144,8 @@ describe('readalong: a document narrated by its own recording, through the job A
     const timed = timeline.words.filter((w) => w.start !== null).length;
     expect(timed / spoken).toBeGreaterThanOrEqual(0.85); // measured 86/93
     expect(timeline.coverage.words_timed).toBe(timed);
+    // measured 0: the locate step leaves this book's skipped sentence outside the matched regions, so no segment holds it
+    expect(timeline.coverage.sentences_skipped).toBe(0);
     expect(timeline.recording.map((f) => f.file)).toEqual(book.trueOrder.map((i) => path.basename(book.files[i]!)));
     let prev = 0;
     for (const w of timeline.words) {

@@ -59,6 +59,8 @@ export const readalongPipeline: Pipeline = {
       text_matched: round4(timed / words.length),
       audio_unmatched: round4(alignment.coverage.audioUnmatched),
       heard_matched: round4(alignment.coverage.heardMatched),
+      // sentences inside the read text that the narrator left out (alignments cached before this field: 0)
+      sentences_skipped: alignment.coverage.sentencesSkipped ?? 0,
     };
     const order = alignment.order.map((i) => recording[i]!.name);
     // Where each file sits in narration.mp3 (the times of timeline.json are in that file).
@@ -84,6 +86,7 @@ export const readalongPipeline: Pipeline = {
       words_skipped: words.length - timed,
       text_matched: coverage.text_matched,
       audio_unmatched: coverage.audio_unmatched,
+      sentences_skipped: coverage.sentences_skipped,
       recording_files: recording.length,
       recording_order: order,
       align_seconds: roundTime(alignSeconds),
