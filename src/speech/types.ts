@@ -74,6 +74,8 @@ export interface Aligner {
   readonly concurrency?: number;
   /** Word timings for every word of `text` (tokenizeWords), in order, against the audio. */
   align(samples: Float32Array, sampleRate: number, text: string, language: string, options?: AlignOptions): Promise<AlignedWord[]>;
+  /** Whether align() can find `skippable` ranges unspoken in this language (absent: it cannot; it times every word). */
+  skips?(language: string): boolean;
 }
 
 /** What an aligner may be told besides the text. */

@@ -117,3 +117,8 @@ export function modelFor(language: string, sampleRate: number): AcousticModel | 
   const models = installedAcousticModels().filter((m) => m.language === lang);
   return models.find((m) => m.upperHz <= sampleRate / 2) ?? models[0] ?? null;
 }
+
+/** Whether the named aligner can find a skippable range unspoken (AlignOptions) in this language: hmm can (`auto` where it picks hmm), dtw cannot. */
+export function alignerSkips(name: string, language: string): boolean {
+  return name === 'hmm' || (name === 'auto' && hmmLanguages().includes(primaryLanguage(language)));
+}

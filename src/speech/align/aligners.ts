@@ -5,7 +5,7 @@
 import { availableParallelism } from 'node:os';
 import type { AlignedWord, Aligner, AlignOptions } from '../types.ts';
 import { MissingModelError, SpeechInputError } from '../types.ts';
-import { hmmLanguages, primaryLanguage } from './acoustic-models.ts';
+import { alignerSkips, hmmLanguages, primaryLanguage } from './acoustic-models.ts';
 import { createThreadedAligner } from './threaded.ts';
 
 export interface AlignerOptions {
@@ -78,6 +78,7 @@ function createAutoAligner(opts: AlignerOptions): ClosableAligner {
   };
   return {
     name: 'auto',
+    skips: (language) => alignerSkips('auto', language),
     async align(samples: Float32Array, sampleRate: number, text: string, language: string, options?: AlignOptions): Promise<AlignedWord[]> {
       return (await get(autoAlignerFor(language))).align(samples, sampleRate, text, language, options);
     },

@@ -130,6 +130,7 @@ export async function createHmmAligner(opts: HmmAlignerOptions = {}): Promise<Hm
   return {
     name: 'hmm',
     languages: () => languages,
+    skips: () => true,
     decodeAll: (samples, sampleRate, text, language, options) => decodeAll(st, samples, sampleRate, text, language, options),
     async align(samples: Float32Array, sampleRate: number, text: string, language: string, options?: AlignOptions): Promise<AlignedWord[]> {
       return timeWords(st, await decodeAll(st, samples, sampleRate, text, language, options));

@@ -4,6 +4,7 @@
 // `threads`; close() ends their aligners and the threads.
 import { Worker } from 'node:worker_threads';
 import { fromWire, type WireError } from '../../core/errors.ts';
+import { alignerSkips } from './acoustic-models.ts';
 import { MissingModelError, SpeechInputError, type AlignedWord, type Aligner, type AlignOptions } from '../types.ts';
 
 /** createAligner's options (aligners.ts), as a thread is given them. */
@@ -92,6 +93,7 @@ export function createThreadedAligner(name: string, options: ThreadAlignerOption
   return {
     name,
     concurrency: threads,
+    skips: (language) => alignerSkips(name, language),
     async align(samples: Float32Array, sampleRate: number, text: string, language: string, options?: AlignOptions): Promise<AlignedWord[]> {
       if (closed) throw new Error(`the ${name} aligner is closed`);
       const t = await acquire();
