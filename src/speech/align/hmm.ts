@@ -239,8 +239,14 @@ function addWord(m: LoadedModel, phones: string): string {
  */
 function decode(m: LoadedModel, audio: Float32Array, words: string[], optional: [number, number][] = []): { segs: AlignedSegment[]; spoken: boolean[] } | null {
   const d = m.decoder;
-  if (optional.length) d.set_grammar(skippableGrammar(words, optional));
-  else d.set_align_text(words.join(' '));
+  if (optional.length) {
+    try {
+      d.set_grammar(skippableGrammar(words, optional));
+    } catch {
+      // a dictionary word JSGF cannot hold as a token: the whole text, nothing skippable
+      return decode(m, audio, words);
+    }
+  } else d.set_align_text(words.join(' '));
   d.start();
   d.process_audio(audio, false, true);
   d.stop();
