@@ -10,7 +10,7 @@ import { installedAcousticModels, modelFor } from '../src/speech/align/acoustic-
 import { DIGITAL_SILENCE, noiseFloor, refineBoundaries, spectralChangeOf, type Segment } from '../src/speech/align/refine.ts';
 import * as native from '../src/native/index.ts';
 import { ipaToPhones } from '../src/speech/align/phones.ts';
-import { skippableGrammar, whichSpoken } from '../src/speech/align/hmm.ts';
+import { readingOf, textGrammar } from '../src/speech/align/hmm.ts';
 import { SpeechInputError } from '../src/speech/types.ts';
 import { tokenizeWords } from '../src/speech/words.ts';
 import { decodeWav } from '../src/media/wav.ts';
@@ -137,17 +137,47 @@ describe('hmm aligner (PocketSphinx HMM forced alignment + refinement, real spee
     }
   }, 120_000);
 
-  it('reads a search result back as which optional ranges it holds (each all in or all out)', () => {
+  it('gives a sentence read twice (a retake, whole or in part) the times of its last reading, when told it may be repeated', async () => {
+    const { samples } = loadWav('jfk.wav');
+    const text = 'And so, my fellow Americans, ask not what your country can do for you, ask what you can do for your country.';
+    const n = tokenizeWords(text).length;
+    for (const firstGo of [samples.length, Math.round(2.4 * 16000)]) {
+      // the first go (all of it, or up to "Americans,"), half a second of silence, then the whole sentence
+      const audio = new Float32Array(firstGo + 8000 + samples.length);
+      audio.set(samples.subarray(0, firstGo), 0);
+      audio.set(samples, firstGo + 8000);
+      const second = (firstGo + 8000) / 16000;
+      const words = await hmm.align(audio, 16000, text, 'en-US', { repeatable: [[0, n - 1]] });
+      expect(words.map((w) => w.word)).toEqual(tokenizeWords(text).map((t) => t.word));
+      expect(words[0]!.start).toBeGreaterThan(second);
+      // as aligned alone, shifted by the first go
+      const alone = await hmm.align(samples, 16000, text, 'en-US');
+      for (const [i, w] of words.entries()) expect(Math.abs(w.start - second - alone[i]!.start)).toBeLessThan(0.05);
+    }
+  }, 60_000);
+
+  it('reads a search result back as which optional ranges it holds (each all in or all out) and which heard words are a retake', () => {
     const words = ['the', 'cat', 'sat', 'the', 'cat', 'ran', 'off'];
     const optional: [number, number][] = [[1, 2], [3, 5]];
-    expect(skippableGrammar(words, optional)).toContain('public <text> = the [ cat sat ] [ the cat ran ] off;');
-    expect(whichSpoken(words, optional, words)).toEqual(words.map(() => true));
-    expect(whichSpoken(words, optional, ['the', 'the', 'cat', 'ran', 'off'])).toEqual([true, false, false, true, true, true, true]);
-    expect(whichSpoken(words, optional, ['the', 'cat', 'sat', 'off'])).toEqual([true, true, true, false, false, false, true]);
-    expect(whichSpoken(words, optional, ['the', 'off'])).toEqual([true, false, false, false, false, false, true]);
+    const skips = { optional, repeatable: [] };
+    expect(textGrammar(words, skips)).toContain('public <text> = the [ cat sat ] [ the cat ran ] off;');
+    const spokenOf = (heard: string[], r = skips) => readingOf(words, r, heard)?.spoken ?? null;
+    expect(spokenOf(words)).toEqual(words.map(() => true));
+    expect(spokenOf(['the', 'the', 'cat', 'ran', 'off'])).toEqual([true, false, false, true, true, true, true]);
+    expect(spokenOf(['the', 'cat', 'sat', 'off'])).toEqual([true, true, true, false, false, false, true]);
+    expect(spokenOf(['the', 'off'])).toEqual([true, false, false, false, false, false, true]);
     // a partial range is no choice the grammar has
-    expect(whichSpoken(words, optional, ['the', 'cat', 'off'])).toBeNull();
-    expect(whichSpoken(words, [], ['the'])).toBeNull();
+    expect(spokenOf(['the', 'cat', 'off'])).toBeNull();
+    expect(spokenOf(['the'], { optional: [], repeatable: [] })).toBeNull();
+    // retakes: any beginning of a repeatable range, read before the reading that counts
+    const both = { optional: [[3, 5]] as [number, number][], repeatable: [[3, 5]] as [number, number][] };
+    expect(textGrammar(words, both)).toContain('public <text> = the cat sat [ [ the [ cat [ ran ] ] ] the cat ran ] off;');
+    const r = readingOf(words, both, ['the', 'cat', 'sat', 'the', 'cat', 'the', 'cat', 'ran', 'off'])!;
+    expect(r.spoken).toEqual(words.map(() => true));
+    expect(r.retake).toEqual([false, false, false, true, true, false, false, false, false]);
+    expect(readingOf(words, both, ['the', 'cat', 'sat', 'the', 'cat', 'ran', 'the', 'cat', 'ran', 'off'])!.retake.filter(Boolean)).toHaveLength(3);
+    expect(readingOf(words, both, ['the', 'cat', 'sat', 'off'])!.spoken).toEqual([true, true, true, false, false, false, true]);
+    expect(readingOf(words, both, ['the', 'cat', 'sat', 'the', 'cat', 'sat', 'off'])).toBeNull();
   });
 
   it('maps eSpeak IPA to the model phone sets', () => {

@@ -17,7 +17,7 @@ import { readEpub } from '../src/documents/epub.ts';
 import { createLocalSpeech, type Speech } from '../src/speech/local.ts';
 import { SpeechInputError } from '../src/speech/types.ts';
 import { tokenizeWords } from '../src/speech/words.ts';
-import { frenchMessyBook, librivoxClips, smallMessyBook, spotCheck, unspokenParagraphs, writeChapter, type MessyBook } from './helpers/messy-book.ts';
+import { frenchMessyBook, frenchRetakeBook, librivoxClips, smallMessyBook, spotCheck, unspokenParagraphs, writeChapter, type MessyBook } from './helpers/messy-book.ts';
 
 const TMP = fs.mkdtempSync(path.join(os.tmpdir(), 'lectern-recording-'));
 const FIX = path.join(import.meta.dirname, 'fixtures');
@@ -123,6 +123,31 @@ describe('long recordings: a French audiobook (real Canadian-French speech)', ()
       // could leave a sentence out (skippable ranges) the aligner spread all 7 of its words there
       expect(skippedTimed).toBe(0);
       expect(r.coverage.sentencesSkipped).toBe(1);
+    } finally {
+      await auto.close();
+      await dtw.close();
+    }
+  }, 120_000);
+
+  it('gives a sentence the reader read twice (a retake) the times of its second reading, and its neighbours their own', async () => {
+    const book = await frenchRetakeBook(path.join(TMP, 'retake'));
+    const auto = await createAligner('auto', { modelsDir: 'models', device: 'cpu' });
+    const dtw = await createAligner('dtw', { modelsDir: 'models', device: 'cpu' });
+    try {
+      const r = await alignRecording({ files: book.files, words: book.words, language: 'fr-CA', aligner: auto, fallbackAligner: dtw });
+      const outside = (i: number) => {
+        const w = r.words[i], span = book.clipSpans[i]!;
+        return !w || w.start < span.start - 0.05 || w.end > span.end + 0.05;
+      };
+      const spokenIdx = book.spoken.flatMap((s, i) => (s ? [i] : []));
+      const inRetaken = (i: number) => book.retaken.some(([a, b]) => i >= a && i <= b);
+      const badRetaken = spokenIdx.filter((i) => inRetaken(i) && outside(i)).length;
+      const badOther = spokenIdx.filter((i) => !inRetaken(i) && outside(i)).length;
+      console.log(`French retakes: ${badRetaken} of the retaken prompts' words untimed or outside their second reading, ${badOther} of the other ${spokenIdx.length - book.retaken.reduce((n, [a, b]) => n + b - a + 1, 0)} spoken words untimed or outside their prompt`);
+      // measured 0 and 4; before retakes were looked for, each retaken prompt was timed on its
+      // first reading and the next prompt's first words stretched over the second: 13 and 9
+      expect(badRetaken).toBe(0);
+      expect(badOther).toBeLessThanOrEqual(8);
     } finally {
       await auto.close();
       await dtw.close();

@@ -74,7 +74,7 @@ export interface Aligner {
   readonly concurrency?: number;
   /** Word timings for every word of `text` (tokenizeWords), in order, against the audio. */
   align(samples: Float32Array, sampleRate: number, text: string, language: string, options?: AlignOptions): Promise<AlignedWord[]>;
-  /** Whether align() can find `skippable` ranges unspoken in this language (absent: it cannot; it times every word). */
+  /** Whether align() honours `skippable` and `repeatable` (AlignOptions) in this language (absent: it does not; it times every word where the text has it). */
   skips?(language: string): boolean;
 }
 
@@ -86,6 +86,12 @@ export interface AlignOptions {
    * words of a range it finds unspoken `skipped: true` and zero length; others time every word.
    */
   skippable?: [number, number][];
+  /**
+   * Token ranges the audio may read more than once: an earlier reading of the range, whole or
+   * in part (a narrator's retake), before the one that counts. The words get the last reading's
+   * times; the earlier one's sound is no word's. An aligner that cannot tell (dtw) ignores them.
+   */
+  repeatable?: [number, number][];
 }
 
 /** A word's timing from an aligner; `skipped`: in a skippable range the audio leaves out (no time of its own). */

@@ -5,7 +5,7 @@
 // document holds the spoken text plus paragraphs of The War of the Worlds nobody reads.
 // Every spoken word whose clip has reference boundaries (test/fixtures/alignment) gets them,
 // moved to where the clip sits in its chapter file.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ffmpeg, ffprobe } from '../../src/media/ffmpeg.ts';
 import { readEpub } from '../../src/documents/epub.ts';
@@ -228,6 +228,33 @@ export async function frenchMessyBook(dir: string): Promise<MessyBook> {
     shuffle: [1, 2, 0],
     heading: 'Chapitre',
   });
+}
+
+/**
+ * A French chapter in which the reader has a second go at two prompts (a retake: the prompt
+ * read whole, a pause, then read again; the text has it once), among 16 others. `retaken`: the
+ * words of those two prompts, which should get the second reading's times.
+ */
+export async function frenchRetakeBook(dir: string): Promise<MessyBook & { retaken: [number, number][] }> {
+  mkdirSync(dir, { recursive: true });
+  const p = await frenchPrompts(dir);
+  const pause = (s: number): BookPart => ({ kind: 'silence', seconds: s });
+  const parts: BookPart[] = [];
+  const again = [6, 15];
+  for (let i = 2; i < 20; i++) {
+    if (again.includes(i)) parts.push({ kind: 'preface', file: p[i]!.file }, pause(0.5));
+    parts.push(p[i]!, pause(0.4));
+  }
+  const book = await buildMessyBook(dir, [parts], { unspoken: [[], []], skipped: [], shuffle: [0], heading: 'Chapitre' });
+  // each prompt's words, in order after the heading's
+  const retaken: [number, number][] = [];
+  let w = tokenizeWords('Chapitre 1.').length;
+  for (let i = 2; i < 20; i++) {
+    const n = tokenizeWords(p[i]!.text!).length;
+    if (again.includes(i)) retaken.push([w, w + n - 1]);
+    w += n;
+  }
+  return { ...book, retaken };
 }
 
 /**

@@ -118,7 +118,7 @@ export function modelFor(language: string, sampleRate: number): AcousticModel | 
   return models.find((m) => m.upperHz <= sampleRate / 2) ?? models[0] ?? null;
 }
 
-/** Whether the named aligner can find a skippable range unspoken (AlignOptions) in this language: hmm can (`auto` where it picks hmm), dtw cannot. */
+/** Whether the named aligner honours skippable and repeatable ranges (AlignOptions) in this language: hmm does (`auto` where it picks hmm), dtw does not. */
 export function alignerSkips(name: string, language: string): boolean {
   return name === 'hmm' || (name === 'auto' && hmmLanguages().includes(primaryLanguage(language)));
 }

@@ -232,18 +232,35 @@ function addWord(m: LoadedModel, phones: string): string {
   return word;
 }
 
+/** Ranges of the spoken words (inclusive) that a decode's grammar treats as the aligner's options say (AlignOptions). */
+export interface GrammarRanges {
+  /** May be left out as a whole. */
+  optional: [number, number][];
+  /** May be read more than once: an earlier reading, whole or in part, before the one that counts. */
+  repeatable: [number, number][];
+}
+
+const PLAIN: GrammarRanges = { optional: [], repeatable: [] };
+
+/** What a decode's word sequence says: per word, whether it was spoken; per heard word, whether it belongs to an earlier reading (a retake). */
+export interface Reading {
+  spoken: boolean[];
+  retake: boolean[];
+}
+
 /**
- * One forced alignment: the model's segments (words, pauses, fillers) and which words they
- * hold (false: in an optional range the search left out), or null when the search found no
- * path through the text.
+ * One forced alignment: the model's segments (words, pauses, fillers), which words they hold
+ * (false: in an optional range the search left out) and which segments are an earlier reading
+ * of a repeatable range, or null when the search found no path through the text.
  */
-function decode(m: LoadedModel, audio: Float32Array, words: string[], optional: [number, number][] = []): { segs: AlignedSegment[]; spoken: boolean[] } | null {
+function decode(m: LoadedModel, audio: Float32Array, words: string[], ranges: GrammarRanges = PLAIN): { segs: AlignedSegment[]; reading: Reading; retakeSeg: boolean[] } | null {
   const d = m.decoder;
-  if (optional.length) {
+  const shaped = ranges.optional.length > 0 || ranges.repeatable.length > 0;
+  if (shaped) {
     try {
-      d.set_grammar(skippableGrammar(words, optional));
+      d.set_grammar(textGrammar(words, ranges));
     } catch {
-      // a dictionary word JSGF cannot hold as a token: the whole text, nothing skippable
+      // a dictionary word JSGF cannot hold as a token: the whole text, read once
       return decode(m, audio, words);
     }
   } else d.set_align_text(words.join(' '));
@@ -258,60 +275,80 @@ function decode(m: LoadedModel, audio: Float32Array, words: string[], optional: 
   } catch {
     segs = []; // no path through the grammar: soundswallower returns no JSON
   }
-  const heard = segs.filter((s) => !isFiller(s.t)).map((s) => s.t.replace(/\(\d+\)$/, ''));
-  if (!optional.length) return heard.length === words.length ? { segs, spoken: words.map(() => true) } : null;
-  const spoken = whichSpoken(words, optional, heard);
-  return spoken ? { segs, spoken } : null;
+  const wordSegs = segs.filter((s) => !isFiller(s.t));
+  const heard = wordSegs.map((s) => s.t.replace(/\(\d+\)$/, ''));
+  const noRetake = segs.map(() => false);
+  if (!shaped) return heard.length === words.length ? { segs, reading: { spoken: words.map(() => true), retake: heard.map(() => false) }, retakeSeg: noRetake } : null;
+  const reading = readingOf(words, ranges, heard);
+  if (!reading) return null;
+  const retakeSeg = segs.map((sg) => !isFiller(sg.t) && reading.retake[wordSegs.indexOf(sg)]!);
+  return { segs, reading, retakeSeg };
+}
+
+/** The grammar's units in text order: a single word, or a range with what it allows (ranges that overlap without being the same are dropped). */
+function grammarUnits(n: number, ranges: GrammarRanges): { a: number; b: number; optional: boolean; repeatable: boolean }[] {
+  const byStart = new Map<number, { a: number; b: number; optional: boolean; repeatable: boolean }>();
+  for (const [kind, list] of [['optional', ranges.optional], ['repeatable', ranges.repeatable]] as const) {
+    for (const [a, b] of list) {
+      const u = byStart.get(a) ?? { a, b, optional: false, repeatable: false };
+      if (u.b !== b) continue;
+      u[kind] = true;
+      byStart.set(a, u);
+    }
+  }
+  const out: { a: number; b: number; optional: boolean; repeatable: boolean }[] = [];
+  for (let i = 0; i < n; ) {
+    const u = byStart.get(i);
+    if (u && u.b < n) (out.push(u), (i = u.b + 1));
+    else (out.push({ a: i, b: i, optional: false, repeatable: false }), i++);
+  }
+  return out;
 }
 
 /**
- * The text as a JSGF grammar in which each optional range may be left out as a whole. No
- * weight on either branch: whether a sentence was read is left to the acoustics (leaving out
- * a sentence that was read means scoring its sound as silence or noise, which loses by far).
+ * The text as a JSGF grammar: an optional range may be left out as a whole; a repeatable one may
+ * be preceded by an earlier reading of any of its beginnings, whole or in part (a retake), so that
+ * the reading that counts is the last. No weights: which path the audio takes is left to the
+ * acoustics (leaving out a sentence that was read scores its sound as silence or noise, which
+ * loses by far; a retake with no second reading has no audio to take).
  */
-export function skippableGrammar(words: string[], optional: [number, number][]): string {
-  const parts: string[] = [];
-  let i = 0;
-  for (const [a, b] of [...optional].sort((x, y) => x[0] - y[0])) {
-    for (; i < a; i++) parts.push(words[i]!);
-    parts.push(`[ ${words.slice(a, b + 1).join(' ')} ]`);
-    i = b + 1;
-  }
-  for (; i < words.length; i++) parts.push(words[i]!);
+export function textGrammar(words: string[], ranges: GrammarRanges): string {
+  const parts = grammarUnits(words.length, ranges).map((u) => {
+    if (!u.optional && !u.repeatable) return words.slice(u.a, u.b + 1).join(' ');
+    let retake = '';
+    if (u.repeatable) for (let k = u.b; k >= u.a; k--) retake = `[ ${words[k]}${retake ? ` ${retake}` : ''} ]`;
+    const body = `${retake ? `${retake} ` : ''}${words.slice(u.a, u.b + 1).join(' ')}`;
+    return u.optional ? `[ ${body} ]` : body;
+  });
   return `#JSGF V1.0;\ngrammar lectern;\npublic <text> = ${parts.join(' ')};\n`;
 }
 
-/** Which words the search's word sequence holds: each optional range all in or all out (null: it matches no such choice). */
-export function whichSpoken(words: string[], optional: [number, number][], heard: string[]): boolean[] | null {
-  // units: a required word, or an optional range; can[u][j]: units u.. match heard j..
-  const opt = new Map(optional.map(([a, b]) => [a, b]));
-  const units: [number, number, boolean][] = [];
-  for (let i = 0; i < words.length; ) {
-    const b = opt.get(i);
-    if (b !== undefined) (units.push([i, b, true]), (i = b + 1));
-    else (units.push([i, i, false]), i++);
-  }
-  const matches = (a: number, b: number, j: number) => j + b - a < heard.length && words.slice(a, b + 1).every((w, k) => heard[j + k] === w);
-  const can: Uint8Array[] = units.map(() => new Uint8Array(heard.length + 1));
-  const end = new Uint8Array(heard.length + 1);
-  end[heard.length] = 1;
-  const at = (u: number, j: number) => (u === units.length ? end[j]! : can[u]![j]!);
-  for (let u = units.length - 1; u >= 0; u--) {
-    const [a, b, isOptional] = units[u]!;
-    for (let j = heard.length; j >= 0; j--) {
-      const n = b - a + 1;
-      can[u]![j] = (matches(a, b, j) && at(u + 1, j + n)) || (isOptional && at(u + 1, j)) ? 1 : 0;
-    }
-  }
+/** Which words the search's word sequence holds, and which heard words are a retake (null: it matches no path of the grammar). */
+export function readingOf(words: string[], ranges: GrammarRanges, heard: string[]): Reading | null {
+  const units = grammarUnits(words.length, ranges);
+  const same = (a: number, len: number, j: number) => j + len <= heard.length && words.slice(a, a + len).every((w, k) => heard[j + k] === w);
+  // a unit's ways through heard[j..]: [next j, retake length, read]
+  const ways = (u: (typeof units)[number], j: number): [number, number, boolean][] => {
+    const n = u.b - u.a + 1;
+    const out: [number, number, boolean][] = [];
+    for (let p = 0; p <= (u.repeatable ? n : 0); p++) if (same(u.a, p, j) && same(u.a, n, j + p)) out.push([j + p + n, p, true]);
+    if (u.optional) out.push([j, 0, false]);
+    return out;
+  };
+  // can[u][j]: units u.. match heard j..
+  const can = units.map(() => new Uint8Array(heard.length + 1));
+  const at = (u: number, j: number) => (u === units.length ? j === heard.length : can[u]![j] === 1);
+  for (let u = units.length - 1; u >= 0; u--) for (let j = heard.length; j >= 0; j--) can[u]![j] = ways(units[u]!, j).some(([nj]) => at(u + 1, nj)) ? 1 : 0;
   if (!at(0, 0)) return null;
   const spoken = words.map(() => true);
+  const retake = heard.map(() => false);
   for (let u = 0, j = 0; u < units.length; u++) {
-    const [a, b] = units[u]!;
-    const n = b - a + 1;
-    if (matches(a, b, j) && at(u + 1, j + n)) j += n;
-    else for (let k = a; k <= b; k++) spoken[k] = false;
+    const [nj, p, read] = ways(units[u]!, j).find(([x]) => at(u + 1, x))!;
+    if (!read) spoken.fill(false, units[u]!.a, units[u]!.b + 1);
+    retake.fill(true, j, j + p);
+    j = nj;
   }
-  return spoken;
+  return { spoken, retake };
 }
 
 /** The text's tokens, their dictionary words, and the model's segments for each decode (one per offset). */
@@ -327,31 +364,33 @@ async function decodeAll(st: HmmState, samples: Float32Array, sampleRate: number
   const dictWords: (string | null)[] = [];
   for (const t of tokens) dictWords.push(await pronounce(st, t.word, language, m));
   const spoken = dictWords.filter((w): w is string => w !== null);
-  // skippable token ranges as ranges of the spoken words
+  // the options' token ranges as ranges of the spoken words
   let n = 0;
   const spokenIndex = dictWords.map((w) => (w === null ? -1 : n++));
-  const ranges = (options.skippable ?? []).filter(([a, b]) => spokenIndex.slice(a, b + 1).some((k) => k >= 0));
-  const optional = ranges.map(([a, b]): [number, number] => {
-    const ks = spokenIndex.slice(a, b + 1).filter((k) => k >= 0);
-    return [ks[0]!, ks.at(-1)!];
-  });
+  const asSpoken = (list: [number, number][] = []) =>
+    list.flatMap(([a, b]): { tokens: [number, number]; spoken: [number, number] }[] => {
+      const ks = spokenIndex.slice(a, b + 1).filter((k) => k >= 0);
+      return ks.length ? [{ tokens: [a, b], spoken: [ks[0]!, ks.at(-1)!] }] : [];
+    });
+  const optional = asSpoken(options.skippable);
+  const ranges: GrammarRanges = { optional: optional.map((r) => r.spoken), repeatable: asSpoken(options.repeatable).map((r) => r.spoken) };
+  const shaped = ranges.optional.length > 0 || ranges.repeatable.length > 0;
   const skipped = dictWords.map(() => false);
   const decodes: DecodedUtterance[] = [];
   if (spoken.length) {
     // the offsets' decodes are averaged word by word: they must hold the same words
-    for (const ms of optional.length ? [0] : (st.opts.offsetsMs ?? [0])) {
+    for (const ms of shaped ? [0] : (st.opts.offsetsMs ?? [0])) {
       const skip = Math.round((ms / 1000) * RATE);
-      const decoded = decode(m, skip ? audio.subarray(skip) : audio, spoken, optional);
+      const decoded = decode(m, skip ? audio.subarray(skip) : audio, spoken, ranges);
       if (!decoded) throw new SpeechInputError(`the hmm aligner found no alignment of the text to the audio (is this audio of this text, in ${language}?)`);
-      const { segs } = decoded;
-      ranges.forEach(([a, b], r) => {
-        if (!decoded.spoken[optional[r]![0]]) skipped.fill(true, a, b + 1);
-      });
+      const { segs, reading, retakeSeg } = decoded;
+      for (const r of optional) if (!reading.spoken[r.spoken[0]]) skipped.fill(true, r.tokens[0], r.tokens[1] + 1);
       const at = skip / RATE;
       decodes.push({
-        segments: segs.map((s) => {
+        segments: segs.map((s, i) => {
           const pron = st.opts.phones && !isFiller(s.t) ? m.decoder.lookup_word(s.t) : null;
-          return { kind: isFiller(s.t) ? 'pause' : 'word', start: at + s.b, end: at + s.b + s.d, ...(pron ? { phones: pron.split(' ') } : {}) };
+          // a retake's words are sound no word of the text owns: pauses to the refinement
+          return { kind: isFiller(s.t) || retakeSeg[i] ? 'pause' : 'word', start: at + s.b, end: at + s.b + s.d, ...(pron ? { phones: pron.split(' ') } : {}) };
         }),
       });
     }

@@ -76,6 +76,12 @@ const MIN_SKIPPABLE_WORDS = 4;
  * skipped 31 read sentences there. 13 % of the read sentences had under half their words anchored.
  */
 const MAX_SKIPPABLE_ANCHORED = 0.5;
+/** A passage heard twice within this many seconds is a retake (a narrator's second go at a sentence), not the text's own repetition. */
+const RETAKE_SECONDS = 20;
+/** Heard words between two anchors, beyond the text's words between them, that make a retake of their sentences likely. */
+const RETAKE_GAP_WORDS = 3;
+/** Heard words past a region's last anchor still searched for a retake of its text. */
+const RETAKE_HEARD = 12;
 /**
  * Failure rules, from measurements (README "Bring your own narration"). Of the words the
  * recogniser hears, the share inside matched regions was 0.45 for the small messy book of the
@@ -315,6 +321,8 @@ interface Segment {
   cuts: Cut[];
   /** Per token firstToken..lastToken: 1 when a word of it is an anchor of the region. */
   anchored: Uint8Array;
+  /** Per token firstToken..lastToken: 1 when the recogniser heard it twice (a retake: see retakesOf). */
+  retaken: Uint8Array;
 }
 
 interface Cut {
@@ -761,6 +769,46 @@ export function readingOrder(files: { decoded: { index: number; duration: number
   return { order, offsets };
 }
 
+/**
+ * Likely retakes in a region (a narrator's second go at a sentence, whole or in part), by two
+ * signs: RETAKE_GAP_WORDS more heard words between two anchors than the text between them holds
+ * (the recogniser garbles a second reading: its model does not expect a sentence twice), or two
+ * consecutive heard words outside the anchor chain that are two consecutive anchored words of
+ * the text nearby (within RETAKE_SECONDS: a passage heard twice). Returns the tokens beside
+ * either sign (per token of the region; their sentences become repeatable for the per-segment
+ * aligner) and the stretches of audio between the readings, where the region is not cut.
+ */
+function retakesOf(run: Run, c: Claim): { retaken: Uint8Array; zones: [number, number][] } {
+  const { keys, keyToken } = run;
+  const heard = run.files[c.file]!.heard;
+  const first = c.anchors[0]!, last = c.anchors.at(-1)!;
+  const retaken = new Uint8Array(keyToken[last.key]! - keyToken[first.key]! + 1);
+  const zones: [number, number][] = [];
+  const chain = new Set(c.anchors.map((a) => a.heard));
+  const mark = (x: Anchor, y: Anchor) => {
+    retaken[keyToken[x.key]! - keyToken[first.key]!] = 1;
+    retaken[keyToken[y.key]! - keyToken[first.key]!] = 1;
+    zones.push([Math.min(x.start, y.start), Math.max(x.end, y.end)]);
+  };
+  // anchors by the key pair they start: (key k, key k+1) heard as consecutive anchors
+  const pairs = new Map<string, Anchor[]>();
+  for (let i = 1; i < c.anchors.length; i++) {
+    const x = c.anchors[i - 1]!, y = c.anchors[i]!;
+    // more speech heard between two anchors than the text between them holds: a second reading
+    // the recogniser garbled (its model does not expect a sentence twice)
+    if (y.stretch === x.stretch && y.heard - x.heard - (y.key - x.key) >= RETAKE_GAP_WORDS) mark(x, y);
+    if (y.key !== x.key + 1 || y.heard !== x.heard + 1) continue;
+    const k = `${keys[x.key]} ${keys[y.key]}`;
+    pairs.set(k, [...(pairs.get(k) ?? []), x]);
+  }
+  for (let h = first.heard; h + 1 <= last.heard + RETAKE_HEARD; h++) {
+    const a = heard[h], b = heard[h + 1];
+    if (!a || !b || chain.has(h) || chain.has(h + 1) || a.stretch !== b.stretch) continue;
+    for (const x of pairs.get(`${a.word} ${b.word}`) ?? []) if (Math.abs(x.start - a.start) <= RETAKE_SECONDS) mark(x, { ...x, start: a.start, end: b.end });
+  }
+  return { retaken, zones };
+}
+
 /** 4. Segments for the per-segment aligner: each region, cut at anchors once a segment passes SEGMENT_SECONDS. */
 function cutSegments(run: Run, claims: Claim[]): Segment[] {
   const { files, keyToken } = run;
@@ -772,7 +820,9 @@ function cutSegments(run: Run, claims: Claim[]): Segment[] {
     const first = c.anchors[0]!, last = c.anchors.at(-1)!;
     const anchored = new Uint8Array(keyToken[last.key]! - keyToken[first.key]! + 1);
     for (const a of c.anchors) anchored[keyToken[a.key]! - keyToken[first.key]!] = 1;
+    const { retaken, zones } = retakesOf(run, c);
     const anchoredIn = (a: number, b: number) => anchored.subarray(a - keyToken[first.key]!, b - keyToken[first.key]! + 1);
+    const retakenIn = (a: number, b: number) => retaken.subarray(a - keyToken[first.key]!, b - keyToken[first.key]! + 1);
     let segStart = Math.max(0, first.start - PAD, heardBefore(first)?.end ?? 0);
     let segFirstToken = keyToken[first.key]!;
     let segBegin = first;
@@ -782,11 +832,13 @@ function cutSegments(run: Run, claims: Claim[]): Segment[] {
       // two words heard as the book has them: the boundary between them is a safe place to cut
       if (y.key !== x.key + 1 || y.heard !== x.heard + 1 || keyToken[y.key] === keyToken[x.key]) continue;
       const cut = (x.end + y.start) / 2;
+      // never between two readings of a sentence: the per-segment aligner keeps the last one
+      if (zones.some(([a, b]) => cut > a && cut < b)) continue;
       if (y.start - segBegin.start < SEGMENT_SECONDS) {
         cuts.push({ at: cut, token: keyToken[y.key]! });
         continue;
       }
-      segments.push({ file: c.file, start: segStart, end: cut, firstToken: segFirstToken, lastToken: keyToken[x.key]!, cuts, anchored: anchoredIn(segFirstToken, keyToken[x.key]!) });
+      segments.push({ file: c.file, start: segStart, end: cut, firstToken: segFirstToken, lastToken: keyToken[x.key]!, cuts, anchored: anchoredIn(segFirstToken, keyToken[x.key]!), retaken: retakenIn(segFirstToken, keyToken[x.key]!) });
       segStart = cut;
       segFirstToken = keyToken[y.key]!;
       segBegin = y;
@@ -794,7 +846,7 @@ function cutSegments(run: Run, claims: Claim[]): Segment[] {
     }
     const after = heardAfter(last);
     const segEnd = Math.min(f.decoded.duration, last.end + PAD, after && after.start >= last.end ? after.start : Infinity);
-    segments.push({ file: c.file, start: segStart, end: segEnd, firstToken: segFirstToken, lastToken: keyToken[last.key]!, cuts, anchored: anchoredIn(segFirstToken, keyToken[last.key]!) });
+    segments.push({ file: c.file, start: segStart, end: segEnd, firstToken: segFirstToken, lastToken: keyToken[last.key]!, cuts, anchored: anchoredIn(segFirstToken, keyToken[last.key]!), retaken: retakenIn(segFirstToken, keyToken[last.key]!) });
   }
   return segments;
 }
@@ -838,6 +890,18 @@ async function timeSegments(run: Run, segments: Segment[], offsets: Map<number, 
   return { words, segmentsFallback, fallbackSeconds, skippedSentences };
 }
 
+/** The segment's sentences (the last may be cut short by the segment's end), as token ranges within it. */
+function sentencesOf(run: Run, s: Segment): [number, number][] {
+  const out: [number, number][] = [];
+  let first = s.firstToken;
+  for (let t = s.firstToken; t <= s.lastToken; t++) {
+    if (!isSentenceEnd(run.opts.words[t]!) && t < s.lastToken) continue;
+    out.push([first - s.firstToken, t - s.firstToken]);
+    first = t + 1;
+  }
+  return out;
+}
+
 /**
  * The segment's whole sentences that may have been skipped, as token ranges within it: at least
  * MIN_SKIPPABLE_WORDS words, neither of the segment's edge words (those were heard where it
@@ -877,8 +941,9 @@ async function timeSegment(run: Run, s: Segment): Promise<{ timed: AlignedWord[]
   const audio = rate === RATE ? samples : resample(samples, RATE, rate);
   const inFile = (ws: AlignedWord[]) => ws.map((w) => ({ ...w, start: s.start + w.start, end: s.start + w.end }));
   const skippable = opts.aligner.skips?.(opts.language) ? skippableSentences(run, s) : [];
+  const repeatable = opts.aligner.skips?.(opts.language) ? sentencesOf(run, s).filter(([a, b]) => s.retaken.subarray(a, b + 1).includes(1)) : [];
   try {
-    return { timed: inFile(await opts.aligner.align(audio, rate, text, opts.language, skippable.length ? { skippable } : undefined)), fellBackSeconds: 0 };
+    return { timed: inFile(await opts.aligner.align(audio, rate, text, opts.language, skippable.length || repeatable.length ? { skippable, repeatable } : undefined)), fellBackSeconds: 0 };
   } catch (e) {
     if (!(e instanceof SpeechInputError) || !opts.fallbackAligner) throw e;
   }
@@ -886,8 +951,9 @@ async function timeSegment(run: Run, s: Segment): Promise<{ timed: AlignedWord[]
     const mid = (s.start + s.end) / 2;
     const k = s.cuts.reduce((best, c, i) => (Math.abs(c.at - mid) < Math.abs(s.cuts[best]!.at - mid) ? i : best), 0);
     const cut = s.cuts[k]!;
-    const left: Segment = { ...s, end: cut.at, lastToken: cut.token - 1, cuts: s.cuts.slice(0, k), anchored: s.anchored.subarray(0, cut.token - s.firstToken) };
-    const right: Segment = { ...s, start: cut.at, firstToken: cut.token, cuts: s.cuts.slice(k + 1), anchored: s.anchored.subarray(cut.token - s.firstToken) };
+    const at = cut.token - s.firstToken;
+    const left: Segment = { ...s, end: cut.at, lastToken: cut.token - 1, cuts: s.cuts.slice(0, k), anchored: s.anchored.subarray(0, at), retaken: s.retaken.subarray(0, at) };
+    const right: Segment = { ...s, start: cut.at, firstToken: cut.token, cuts: s.cuts.slice(k + 1), anchored: s.anchored.subarray(at), retaken: s.retaken.subarray(at) };
     const a = await timeSegment(run, left);
     const b = await timeSegment(run, right);
     return { timed: [...a.timed, ...b.timed], fellBackSeconds: a.fellBackSeconds + b.fellBackSeconds };
