@@ -1,6 +1,7 @@
 // The `hmm` aligner: forced alignment with a real acoustic model (PocketSphinx HMMs run
 // by soundswallower, PocketSphinx compiled to WebAssembly, in this process), against a
-// grammar that admits exactly the source text with optional pauses between words; then
+// grammar that admits exactly the source text with optional pauses between words (and, when
+// the caller says so, sentences left out or read twice: AlignOptions); then
 // the word edges are refined in the signal (see refine.ts). Words the pronouncing
 // dictionary lacks are pronounced by eSpeak NG and mapped to the model's phones.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -281,7 +282,8 @@ function decode(m: LoadedModel, audio: Float32Array, words: string[], ranges: Gr
   if (!shaped) return heard.length === words.length ? { segs, reading: { spoken: words.map(() => true), retake: heard.map(() => false) }, retakeSeg: noRetake } : null;
   const reading = readingOf(words, ranges, heard);
   if (!reading) return null;
-  const retakeSeg = segs.map((sg) => !isFiller(sg.t) && reading.retake[wordSegs.indexOf(sg)]!);
+  let h = 0;
+  const retakeSeg = segs.map((sg) => !isFiller(sg.t) && reading.retake[h++]!);
   return { segs, reading, retakeSeg };
 }
 
