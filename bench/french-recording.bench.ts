@@ -62,7 +62,7 @@ const book = QUICK ? await frenchMessyBook(dir) : await ivrBook();
 const aligner = await createAligner(alignerName, { modelsDir: 'models', device: 'cpu', threads: defaultAlignerThreads() });
 const fallbackAligner = await createAligner('dtw', { modelsDir: 'models', device: 'cpu' });
 const t0 = performance.now();
-const r = await alignRecording({ files: book.files, words: book.words, language: 'fr-CA', aligner, fallbackAligner: alignerName === 'dtw' ? undefined : fallbackAligner });
+const r = await alignRecording({ files: book.files, words: book.words, blockEnds: book.blockEnds, language: 'fr-CA', aligner, fallbackAligner: alignerName === 'dtw' ? undefined : fallbackAligner });
 const secs = (performance.now() - t0) / 1000;
 const spoken = book.spoken.filter(Boolean).length;
 const spokenTimed = r.words.filter((w, i) => w && book.spoken[i]).length;

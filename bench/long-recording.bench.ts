@@ -219,7 +219,7 @@ const book = quick ? await smallMessyBook(messyDir) : await largeMessyBook(messy
 const { files, words, spoken, refs } = book;
 const skippedCount = skippedWordCount(book);
 t0 = performance.now();
-const messy = await alignRecording({ files, words, language: 'en-US', aligner, fallbackAligner: alignerName === 'dtw' ? undefined : fallbackAligner });
+const messy = await alignRecording({ files, words, blockEnds: book.blockEnds, language: 'en-US', aligner, fallbackAligner: alignerName === 'dtw' ? undefined : fallbackAligner });
 const messySecs = (performance.now() - t0) / 1000;
 const ms = score(messy, refs, spoken);
 console.log(`messy book${quick ? "" : ` (prompt seed ${messySeed})`}: ${files.length} files (shuffled), ${(messy.coverage.audioSeconds / 60).toFixed(1)} min, ${words.length} words of which ${ms.unspoken} never spoken (${skippedCount} in skipped sentences), ${messySecs.toFixed(1)} s:`);

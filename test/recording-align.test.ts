@@ -100,7 +100,7 @@ describe('long recordings: a French audiobook (real Canadian-French speech)', ()
     const auto = await createAligner('auto', { modelsDir: 'models', device: 'cpu' });
     const dtw = await createAligner('dtw', { modelsDir: 'models', device: 'cpu' });
     try {
-      const r = await alignRecording({ files: book.files, words: book.words, language: 'fr-CA', aligner: auto, fallbackAligner: dtw });
+      const r = await alignRecording({ files: book.files, words: book.words, blockEnds: book.blockEnds, language: 'fr-CA', aligner: auto, fallbackAligner: dtw });
       expect(book.trueOrder).not.toEqual([0, 1, 2]);
       expect(r.order).toEqual(book.trueOrder);
       const spoken = book.spoken.filter(Boolean).length;
@@ -134,7 +134,7 @@ describe('long recordings: a French audiobook (real Canadian-French speech)', ()
     const auto = await createAligner('auto', { modelsDir: 'models', device: 'cpu' });
     const dtw = await createAligner('dtw', { modelsDir: 'models', device: 'cpu' });
     try {
-      const r = await alignRecording({ files: book.files, words: book.words, language: 'fr-CA', aligner: auto, fallbackAligner: dtw });
+      const r = await alignRecording({ files: book.files, words: book.words, blockEnds: book.blockEnds, language: 'fr-CA', aligner: auto, fallbackAligner: dtw });
       const outside = (i: number) => {
         const w = r.words[i], span = book.clipSpans[i]!;
         return !w || w.start < span.start - 0.05 || w.end > span.end + 0.05;
@@ -163,7 +163,7 @@ describe('long recordings: a messy audiobook aligned to its book', () => {
   beforeAll(async () => {
     aligner = await createAligner('dtw', { modelsDir: 'models', device: 'cpu' });
     book = await smallMessyBook(TMP);
-    result = await alignRecording({ files: book.files, words: book.words, language: 'en-US', aligner, onProgress: (p) => progress.push(p) });
+    result = await alignRecording({ files: book.files, words: book.words, blockEnds: book.blockEnds, language: 'en-US', aligner, onProgress: (p) => progress.push(p) });
   }, 180_000);
   afterAll(async () => aligner?.close());
 
@@ -225,7 +225,7 @@ describe('long recordings: a messy audiobook aligned to its book', () => {
   it('times the words with the best aligner for the language when given `auto` (hmm for English): boundary error under 25 ms', async () => {
     const auto = await createAligner('auto', { modelsDir: 'models', device: 'cpu' });
     try {
-      const r = await alignRecording({ files: book.files, words: book.words, language: 'en-US', aligner: auto });
+      const r = await alignRecording({ files: book.files, words: book.words, blockEnds: book.blockEnds, language: 'en-US', aligner: auto });
       expect(r.order).toEqual(book.trueOrder);
       expect(r.words.filter((w, i) => w && !book.spoken[i]).length).toBe(0);
       let err = 0, n = 0;

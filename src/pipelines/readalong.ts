@@ -27,7 +27,7 @@ import { writeTimelineFiles } from './write-narration.ts';
 import { JobCancelled, type Pipeline, type PipelineContext, type PipelineResult, type RecordingFile } from './types.ts';
 
 /** Bumped when the alignment or its cached form changes: older cache entries are then not read. */
-const CACHE_VERSION = 1;
+const CACHE_VERSION = 2; // 2: skipped sentences and retakes inside segments, block ends
 /** narration.mp3 from a recording: 44.1 kHz mono MP3 (the EPUB cuts its own CBR parts from it). */
 const NARRATION_ARGS = ['-ar', '44100', '-ac', '1', '-c:a', 'libmp3lame', '-b:a', '96k'];
 
@@ -43,7 +43,7 @@ export const readalongPipeline: Pipeline = {
     ctx.progress('extract', 1, 1);
 
     const started = Date.now();
-    const { alignment, cached } = await alignCached(ctx, recording, source.map((s) => s.word.text));
+    const { alignment, cached } = await alignCached(ctx, recording, source);
     const alignSeconds = (Date.now() - started) / 1000;
     const { words, dropped } = recordingTimeline(source, alignment);
 
@@ -99,10 +99,13 @@ export const readalongPipeline: Pipeline = {
 const round4 = (x: number) => Math.round(x * 10000) / 10000;
 
 /** The alignment, from the cache when this recording and text were aligned before (a resumed job). */
-async function alignCached(ctx: PipelineContext, recording: RecordingFile[], words: string[]): Promise<{ alignment: RecordingAlignment; cached: boolean }> {
+async function alignCached(ctx: PipelineContext, recording: RecordingFile[], source: SourceWord[]): Promise<{ alignment: RecordingAlignment; cached: boolean }> {
+  const words = source.map((s) => s.word.text);
+  // a heading, list item or paragraph without final punctuation still ends a sentence
+  const blockEnds = source.flatMap((s, i) => (i + 1 === source.length || source[i + 1]!.page !== s.page || source[i + 1]!.block !== s.block ? [i] : []));
   const key = createHash('sha256')
     // the names too: they place files that match no text (readingOrder)
-    .update(JSON.stringify({ v: CACHE_VERSION, language: ctx.input.language.toLowerCase(), files: recording.map((f) => f.sha256), names: recording.map((f) => f.name), words }))
+    .update(JSON.stringify({ v: CACHE_VERSION, language: ctx.input.language.toLowerCase(), files: recording.map((f) => f.sha256), names: recording.map((f) => f.name), words, blockEnds }))
     .digest('hex');
   const cacheFile = path.join(ctx.cacheDir, 'recording-alignments', `${key}.json`);
   try {
@@ -129,6 +132,7 @@ async function alignCached(ctx: PipelineContext, recording: RecordingFile[], wor
       files: recording.map((f) => f.path),
       names: recording.map((f) => f.name),
       words,
+      blockEnds,
       language: ctx.input.language,
       aligner,
       fallbackAligner,

@@ -41,6 +41,8 @@ export interface MessyBook {
   skippedRanges: [number, number][];
   /** The document's text, paragraph by paragraph (their words, in order, are `words`). */
   paragraphs: string[];
+  /** Index of each paragraph's last word (AlignRecordingOptions.blockEnds, as the read-along pipeline passes them). */
+  blockEnds: number[];
 }
 
 /** Words of the text in all skipped sentences. */
@@ -151,8 +153,10 @@ export async function buildMessyBook(dir: string, chapters: BookPart[][], opts: 
   const refs: MessyBook['refs'] = [];
   const clipSpans: MessyBook['clipSpans'] = [];
   const skippedRanges: [number, number][] = [];
+  const blockEnds: number[] = [];
   for (const part of textParts) {
     const toks = tokenizeWords(part.text).map((t) => t.word);
+    if (toks.length) blockEnds.push(words.length + toks.length - 1);
     if (part.skipped) skippedRanges.push([words.length, words.length + toks.length - 1]);
     toks.forEach((w, i) => {
       words.push(w);
@@ -162,7 +166,7 @@ export async function buildMessyBook(dir: string, chapters: BookPart[][], opts: 
       clipSpans.push(part.spoken ? { file: part.file!, ...part.span! } : null);
     });
   }
-  return { files, trueOrder, words, spoken, refs, clipSpans, skippedSentence: skippedRanges[0] ?? [0, -1], skippedRanges, paragraphs: textParts.map((p) => p.text) };
+  return { files, trueOrder, words, spoken, refs, clipSpans, skippedSentence: skippedRanges[0] ?? [0, -1], skippedRanges, paragraphs: textParts.map((p) => p.text), blockEnds };
 }
 
 /** The small messy book of the tests: three chapter files, ~100 s, given in the order c, a, b. */
@@ -358,12 +362,16 @@ export async function largeMessyBook(dir: string, seed = 11): Promise<MessyBook>
   const clipSpans = [...small.clipSpans];
   const trueOrder = [...small.trueOrder];
   const skippedRanges = [...small.skippedRanges];
+  const blockEnds = [...small.blockEnds];
   const rand = seeded(seed);
   const prompts = (await ivrPrompts()).map((p) => ({ p, k: rand() })).sort((a, b) => a.k - b.k).map((x) => x.p);
   const noise = path.join(dir, 'noise.wav');
   await ffmpeg(['-y', '-f', 'lavfi', '-t', '6', '-i', 'anoisesrc=color=brown:amplitude=0.05:seed=6:r=16000', noise]);
   const novel = await readEpub(path.join(FIX, 'documents', 'war-of-the-worlds.epub'));
   const novelWords = novel.pages.flatMap((p) => p.blocks.flatMap((b) => b.words.map((w) => w.text)));
+  const novelEnds = new Set<number>();
+  let n = 0;
+  for (const b of novel.pages.flatMap((p) => p.blocks)) if (b.words.length) novelEnds.add((n += b.words.length) - 1);
   for (let c = 0; c < 3; c++) {
     const take = prompts.slice(c * 60, c * 60 + 60);
     const parts: BookPart[] = [];
@@ -386,12 +394,16 @@ export async function largeMessyBook(dir: string, seed = 11): Promise<MessyBook>
     for (const list of [refs, clipSpans]) list.forEach((r, i) => r && (list[i] = { ...r, file: r.file + 1 }));
     for (let k = 0; k < trueOrder.length; k++) trueOrder[k]! += 1;
     trueOrder.push(0);
-    for (const w of novelWords.slice(c * 20000, c * 20000 + 20000)) (words.push(w), spoken.push(false), refs.push(null), clipSpans.push(null));
+    novelWords.slice(c * 20000, c * 20000 + 20000).forEach((w, i) => {
+      if (novelEnds.has(c * 20000 + i)) blockEnds.push(words.length);
+      words.push(w), spoken.push(false), refs.push(null), clipSpans.push(null);
+    });
     for (const t of textParts) {
       const toks = tokenizeWords(t.text);
+      blockEnds.push(words.length + toks.length - 1);
       if (!t.spoken) skippedRanges.push([words.length, words.length + toks.length - 1]);
       for (const w of toks) (words.push(w.word), spoken.push(t.spoken), refs.push(null), clipSpans.push(t.spoken ? { file: 0, ...spans[t.part!]! } : null));
     }
   }
-  return { files, trueOrder, words, spoken, refs, clipSpans, skippedSentence: small.skippedSentence, skippedRanges, paragraphs: [] };
+  return { files, trueOrder, words, spoken, refs, clipSpans, skippedSentence: small.skippedSentence, skippedRanges, paragraphs: [], blockEnds };
 }

@@ -184,6 +184,11 @@ export interface AlignRecordingOptions {
   files: string[];
   /** The book's words in reading order, exactly the source tokens (e.g. sourceWords(doc).map((w) => w.word.text)). */
   words: string[];
+  /**
+   * Indices of the words that end a block of the document (a paragraph, heading or list item):
+   * a sentence ends there whatever its punctuation (e.g. where sourceWords' block changes).
+   */
+  blockEnds?: number[];
   language: string;
   /** Times the words inside each matched segment (from createAligner). */
   aligner: Aligner;
@@ -300,6 +305,8 @@ interface Run {
   keyToken: Int32Array;
   /** 1 for the last key of each sentence. */
   sentenceEnd: Uint8Array;
+  /** Per book word: it ends a sentence (its punctuation) or a block of the document (AlignRecordingOptions.blockEnds). */
+  endsSentence: Uint8Array;
   index: TextIndex;
   stop: () => Promise<void>;
 }
@@ -343,7 +350,9 @@ export async function alignRecording(opts: AlignRecordingOptions): Promise<Recor
     const decoded = await decodeFiles(opts, workDir, stop);
     const files: FileState[] = decoded.map((d) => ({ decoded: d, covered: [], heard: [], runs: [] }));
     const { keys, keyToken, sentenceEnd } = bookKeys(opts.words, opts.language);
-    const run: Run = { opts, files, keys, keyToken, sentenceEnd, index: buildTextIndex(keys), stop };
+    const endsSentence = Uint8Array.from(opts.words, (w) => (isSentenceEnd(w) ? 1 : 0));
+    for (const t of opts.blockEnds ?? []) if (t >= 0 && t < endsSentence.length) endsSentence[t] = 1;
+    const run: Run = { opts, files, keys, keyToken, sentenceEnd, endsSentence, index: buildTextIndex(keys), stop };
     const located = await locate(run, workDir);
     await stop();
     // the failure rules judge what the book-wide recogniser heard on its own: islands are
@@ -876,7 +885,7 @@ async function timeSegments(run: Run, segments: Segment[], offsets: Map<number, 
         timed.forEach((w, k) => {
           const t = s.firstToken + k;
           if (w.skipped) {
-            if (!timed[k - 1]?.skipped || isSentenceEnd(opts.words[t - 1]!)) skippedSentences.push([t, t]);
+            if (!timed[k - 1]?.skipped || run.endsSentence[t - 1]) skippedSentences.push([t, t]);
             else skippedSentences.at(-1)![1] = t;
             return;
           }
@@ -895,7 +904,7 @@ function sentencesOf(run: Run, s: Segment): [number, number][] {
   const out: [number, number][] = [];
   let first = s.firstToken;
   for (let t = s.firstToken; t <= s.lastToken; t++) {
-    if (!isSentenceEnd(run.opts.words[t]!) && t < s.lastToken) continue;
+    if (!run.endsSentence[t] && t < s.lastToken) continue;
     out.push([first - s.firstToken, t - s.firstToken]);
     first = t + 1;
   }
@@ -909,11 +918,10 @@ function sentencesOf(run: Run, s: Segment): [number, number][] {
  * as the book has them: a sentence nobody read has next to none).
  */
 function skippableSentences(run: Run, s: Segment): [number, number][] {
-  const { words } = run.opts;
   const out: [number, number][] = [];
   let first = s.firstToken;
   for (let t = s.firstToken; t <= s.lastToken; t++) {
-    if (!isSentenceEnd(words[t]!)) continue;
+    if (!run.endsSentence[t]) continue;
     const n = t - first + 1;
     let anchored = 0;
     for (let k = first; k <= t; k++) anchored += s.anchored[k - s.firstToken]!;
