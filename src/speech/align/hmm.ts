@@ -254,7 +254,7 @@ export interface Reading {
  * (false: in an optional range the search left out) and which segments are an earlier reading
  * of a repeatable range, or null when the search found no path through the text.
  */
-function decode(m: LoadedModel, audio: Float32Array, words: string[], ranges: GrammarRanges = PLAIN): { segs: AlignedSegment[]; reading: Reading; retakeSeg: boolean[] } | null {
+function decode(m: LoadedModel, audio: Float32Array, words: string[], ranges: GrammarRanges = PLAIN): { segs: AlignedSegment[]; spoken: boolean[]; retakeSeg: boolean[] } | null {
   const d = m.decoder;
   const shaped = ranges.optional.length > 0 || ranges.repeatable.length > 0;
   if (shaped) {
@@ -276,20 +276,24 @@ function decode(m: LoadedModel, audio: Float32Array, words: string[], ranges: Gr
   } catch {
     segs = []; // no path through the grammar: soundswallower returns no JSON
   }
-  const wordSegs = segs.filter((s) => !isFiller(s.t));
-  const heard = wordSegs.map((s) => s.t.replace(/\(\d+\)$/, ''));
-  const noRetake = segs.map(() => false);
-  if (!shaped) return heard.length === words.length ? { segs, reading: { spoken: words.map(() => true), retake: heard.map(() => false) }, retakeSeg: noRetake } : null;
-  const reading = readingOf(words, ranges, heard);
+  const heard = segs.filter((s) => !isFiller(s.t)).map((s) => s.t.replace(/\(\d+\)$/, ''));
+  const reading = shaped ? readingOf(words, ranges, heard) : heard.length === words.length ? { spoken: words.map(() => true), retake: heard.map(() => false) } : null;
   if (!reading) return null;
   let h = 0;
-  const retakeSeg = segs.map((sg) => !isFiller(sg.t) && reading.retake[h++]!);
-  return { segs, reading, retakeSeg };
+  return { segs, spoken: reading.spoken, retakeSeg: segs.map((sg) => !isFiller(sg.t) && reading.retake[h++]!) };
 }
 
-/** The grammar's units in text order: a single word, or a range with what it allows (ranges that overlap without being the same are dropped). */
-function grammarUnits(n: number, ranges: GrammarRanges): { a: number; b: number; optional: boolean; repeatable: boolean }[] {
-  const byStart = new Map<number, { a: number; b: number; optional: boolean; repeatable: boolean }>();
+/** A word [a, a] or a range [a, b] of the grammar, with what it allows. */
+interface GrammarUnit {
+  a: number;
+  b: number;
+  optional: boolean;
+  repeatable: boolean;
+}
+
+/** The grammar's units in text order (ranges that overlap without being the same are dropped). */
+function grammarUnits(n: number, ranges: GrammarRanges): GrammarUnit[] {
+  const byStart = new Map<number, GrammarUnit>();
   for (const [kind, list] of [['optional', ranges.optional], ['repeatable', ranges.repeatable]] as const) {
     for (const [a, b] of list) {
       const u = byStart.get(a) ?? { a, b, optional: false, repeatable: false };
@@ -298,7 +302,7 @@ function grammarUnits(n: number, ranges: GrammarRanges): { a: number; b: number;
       byStart.set(a, u);
     }
   }
-  const out: { a: number; b: number; optional: boolean; repeatable: boolean }[] = [];
+  const out: GrammarUnit[] = [];
   for (let i = 0; i < n; ) {
     const u = byStart.get(i);
     if (u && u.b < n) (out.push(u), (i = u.b + 1));
@@ -328,9 +332,13 @@ export function textGrammar(words: string[], ranges: GrammarRanges): string {
 /** Which words the search's word sequence holds, and which heard words are a retake (null: it matches no path of the grammar). */
 export function readingOf(words: string[], ranges: GrammarRanges, heard: string[]): Reading | null {
   const units = grammarUnits(words.length, ranges);
-  const same = (a: number, len: number, j: number) => j + len <= heard.length && words.slice(a, a + len).every((w, k) => heard[j + k] === w);
+  const same = (a: number, len: number, j: number) => {
+    if (j + len > heard.length) return false;
+    for (let k = 0; k < len; k++) if (heard[j + k] !== words[a + k]) return false;
+    return true;
+  };
   // a unit's ways through heard[j..]: [next j, retake length, read]
-  const ways = (u: (typeof units)[number], j: number): [number, number, boolean][] => {
+  const ways = (u: GrammarUnit, j: number): [number, number, boolean][] => {
     const n = u.b - u.a + 1;
     const out: [number, number, boolean][] = [];
     for (let p = 0; p <= (u.repeatable ? n : 0); p++) if (same(u.a, p, j) && same(u.a, n, j + p)) out.push([j + p + n, p, true]);
@@ -385,8 +393,8 @@ async function decodeAll(st: HmmState, samples: Float32Array, sampleRate: number
       const skip = Math.round((ms / 1000) * RATE);
       const decoded = decode(m, skip ? audio.subarray(skip) : audio, spoken, ranges);
       if (!decoded) throw new SpeechInputError(`the hmm aligner found no alignment of the text to the audio (is this audio of this text, in ${language}?)`);
-      const { segs, reading, retakeSeg } = decoded;
-      for (const r of optional) if (!reading.spoken[r.spoken[0]]) skipped.fill(true, r.tokens[0], r.tokens[1] + 1);
+      const { segs, spoken: said, retakeSeg } = decoded;
+      for (const r of optional) if (!said[r.spoken[0]]) skipped.fill(true, r.tokens[0], r.tokens[1] + 1);
       const at = skip / RATE;
       decodes.push({
         segments: segs.map((s, i) => {

@@ -794,10 +794,10 @@ function retakesOf(run: Run, c: Claim): { retaken: Uint8Array; zones: [number, n
   const retaken = new Uint8Array(keyToken[last.key]! - keyToken[first.key]! + 1);
   const zones: [number, number][] = [];
   const chain = new Set(c.anchors.map((a) => a.heard));
-  const mark = (x: Anchor, y: Anchor) => {
-    retaken[keyToken[x.key]! - keyToken[first.key]!] = 1;
-    retaken[keyToken[y.key]! - keyToken[first.key]!] = 1;
-    zones.push([Math.min(x.start, y.start), Math.max(x.end, y.end)]);
+  // the tokens of these keys are retaken; the region is not cut in [from, to)
+  const mark = (keysMarked: number[], from: number, to: number) => {
+    for (const k of keysMarked) retaken[keyToken[k]! - keyToken[first.key]!] = 1;
+    zones.push([from, to]);
   };
   // anchors by the key pair they start: (key k, key k+1) heard as consecutive anchors
   const pairs = new Map<string, Anchor[]>();
@@ -805,7 +805,7 @@ function retakesOf(run: Run, c: Claim): { retaken: Uint8Array; zones: [number, n
     const x = c.anchors[i - 1]!, y = c.anchors[i]!;
     // more speech heard between two anchors than the text between them holds: a second reading
     // the recogniser garbled (its model does not expect a sentence twice)
-    if (y.stretch === x.stretch && y.heard - x.heard - (y.key - x.key) >= RETAKE_GAP_WORDS) mark(x, y);
+    if (y.stretch === x.stretch && y.heard - x.heard - (y.key - x.key) >= RETAKE_GAP_WORDS) mark([x.key, y.key], x.start, y.end);
     if (y.key !== x.key + 1 || y.heard !== x.heard + 1) continue;
     const k = `${keys[x.key]} ${keys[y.key]}`;
     pairs.set(k, [...(pairs.get(k) ?? []), x]);
@@ -813,7 +813,7 @@ function retakesOf(run: Run, c: Claim): { retaken: Uint8Array; zones: [number, n
   for (let h = first.heard; h + 1 <= last.heard + RETAKE_HEARD; h++) {
     const a = heard[h], b = heard[h + 1];
     if (!a || !b || chain.has(h) || chain.has(h + 1) || a.stretch !== b.stretch) continue;
-    for (const x of pairs.get(`${a.word} ${b.word}`) ?? []) if (Math.abs(x.start - a.start) <= RETAKE_SECONDS) mark(x, { ...x, start: a.start, end: b.end });
+    for (const x of pairs.get(`${a.word} ${b.word}`) ?? []) if (Math.abs(x.start - a.start) <= RETAKE_SECONDS) mark([x.key], Math.min(x.start, a.start), Math.max(x.end, b.end));
   }
   return { retaken, zones };
 }
@@ -830,8 +830,8 @@ function cutSegments(run: Run, claims: Claim[]): Segment[] {
     const anchored = new Uint8Array(keyToken[last.key]! - keyToken[first.key]! + 1);
     for (const a of c.anchors) anchored[keyToken[a.key]! - keyToken[first.key]!] = 1;
     const { retaken, zones } = retakesOf(run, c);
-    const anchoredIn = (a: number, b: number) => anchored.subarray(a - keyToken[first.key]!, b - keyToken[first.key]! + 1);
-    const retakenIn = (a: number, b: number) => retaken.subarray(a - keyToken[first.key]!, b - keyToken[first.key]! + 1);
+    // a segment's share of the region's per-token marks
+    const perToken = (a: number, b: number) => ({ anchored: anchored.subarray(a - keyToken[first.key]!, b - keyToken[first.key]! + 1), retaken: retaken.subarray(a - keyToken[first.key]!, b - keyToken[first.key]! + 1) });
     let segStart = Math.max(0, first.start - PAD, heardBefore(first)?.end ?? 0);
     let segFirstToken = keyToken[first.key]!;
     let segBegin = first;
@@ -847,7 +847,7 @@ function cutSegments(run: Run, claims: Claim[]): Segment[] {
         cuts.push({ at: cut, token: keyToken[y.key]! });
         continue;
       }
-      segments.push({ file: c.file, start: segStart, end: cut, firstToken: segFirstToken, lastToken: keyToken[x.key]!, cuts, anchored: anchoredIn(segFirstToken, keyToken[x.key]!), retaken: retakenIn(segFirstToken, keyToken[x.key]!) });
+      segments.push({ file: c.file, start: segStart, end: cut, firstToken: segFirstToken, lastToken: keyToken[x.key]!, cuts, ...perToken(segFirstToken, keyToken[x.key]!) });
       segStart = cut;
       segFirstToken = keyToken[y.key]!;
       segBegin = y;
@@ -855,7 +855,7 @@ function cutSegments(run: Run, claims: Claim[]): Segment[] {
     }
     const after = heardAfter(last);
     const segEnd = Math.min(f.decoded.duration, last.end + PAD, after && after.start >= last.end ? after.start : Infinity);
-    segments.push({ file: c.file, start: segStart, end: segEnd, firstToken: segFirstToken, lastToken: keyToken[last.key]!, cuts, anchored: anchoredIn(segFirstToken, keyToken[last.key]!), retaken: retakenIn(segFirstToken, keyToken[last.key]!) });
+    segments.push({ file: c.file, start: segStart, end: segEnd, firstToken: segFirstToken, lastToken: keyToken[last.key]!, cuts, ...perToken(segFirstToken, keyToken[last.key]!) });
   }
   return segments;
 }
@@ -912,23 +912,18 @@ function sentencesOf(run: Run, s: Segment): [number, number][] {
 }
 
 /**
- * The segment's whole sentences that may have been skipped, as token ranges within it: at least
- * MIN_SKIPPABLE_WORDS words, neither of the segment's edge words (those were heard where it
- * starts and ends), and under MAX_SKIPPABLE_ANCHORED of their words anchors (heard in sequence
- * as the book has them: a sentence nobody read has next to none).
+ * Of the segment's sentences, those that may have been skipped: at least MIN_SKIPPABLE_WORDS
+ * words, neither of the segment's edge words (those were heard where it starts and ends), and
+ * under MAX_SKIPPABLE_ANCHORED of their words anchors (heard in sequence as the book has them:
+ * a sentence nobody read has next to none).
  */
-function skippableSentences(run: Run, s: Segment): [number, number][] {
-  const out: [number, number][] = [];
-  let first = s.firstToken;
-  for (let t = s.firstToken; t <= s.lastToken; t++) {
-    if (!run.endsSentence[t]) continue;
-    const n = t - first + 1;
-    let anchored = 0;
-    for (let k = first; k <= t; k++) anchored += s.anchored[k - s.firstToken]!;
-    if (first > s.firstToken && t < s.lastToken && n >= MIN_SKIPPABLE_WORDS && anchored < MAX_SKIPPABLE_ANCHORED * n) out.push([first - s.firstToken, t - s.firstToken]);
-    first = t + 1;
-  }
-  return out;
+function skippableSentences(s: Segment, sentences: [number, number][]): [number, number][] {
+  const last = s.lastToken - s.firstToken;
+  return sentences.filter(([a, b]) => {
+    const n = b - a + 1;
+    const anchored = s.anchored.subarray(a, b + 1).reduce((x, y) => x + y, 0);
+    return a > 0 && b < last && n >= MIN_SKIPPABLE_WORDS && anchored < MAX_SKIPPABLE_ANCHORED * n;
+  });
 }
 
 /**
@@ -948,8 +943,9 @@ async function timeSegment(run: Run, s: Segment): Promise<{ timed: AlignedWord[]
   const rate = Math.min(RATE, f.decoded.sourceRate);
   const audio = rate === RATE ? samples : resample(samples, RATE, rate);
   const inFile = (ws: AlignedWord[]) => ws.map((w) => ({ ...w, start: s.start + w.start, end: s.start + w.end }));
-  const skippable = opts.aligner.skips?.(opts.language) ? skippableSentences(run, s) : [];
-  const repeatable = opts.aligner.skips?.(opts.language) ? sentencesOf(run, s).filter(([a, b]) => s.retaken.subarray(a, b + 1).includes(1)) : [];
+  const sentences = opts.aligner.skips?.(opts.language) ? sentencesOf(run, s) : [];
+  const skippable = skippableSentences(s, sentences);
+  const repeatable = sentences.filter(([a, b]) => s.retaken.subarray(a, b + 1).includes(1));
   try {
     return { timed: inFile(await opts.aligner.align(audio, rate, text, opts.language, skippable.length || repeatable.length ? { skippable, repeatable } : undefined)), fellBackSeconds: 0 };
   } catch (e) {
