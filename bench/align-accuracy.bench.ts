@@ -127,6 +127,9 @@ const hmmRaw = await createHmmAligner({ raw: true });
 const dtw = await createDtwAligner();
 const hmmOffsets = ideas ? await createHmmAligner({ offsetsMs: [0, 2.5, 5, 7.5] }) : null;
 const hmmFrate200 = ideas ? await createHmmAligner({ frate: 200 }) : null;
+// how a language no model covers is aligned (long/borrowed.ts): English as if it had no model of
+// its own, heard by the French model with eSpeak's English pronunciations in French phones
+const hmmBorrowed = await createHmmAligner({ model: 'fr-fr-8k' });
 const eg = await echogarden().catch((e: Error) => (console.log(`echogarden failed to load: ${e.message}`), null));
 const aligners: [string, (c: Clip) => Promise<WordTiming[]>][] = [
   ['lectern hmm', (c) => hmm.align(c.samples, c.sampleRate, c.text, 'en-US')],
@@ -137,6 +140,7 @@ const aligners: [string, (c: Clip) => Promise<WordTiming[]>][] = [
         ['hmm, 5 ms frames', (c) => hmmFrate200.align(c.samples, c.sampleRate, c.text, 'en-US')],
       ] as [string, (c: Clip) => Promise<WordTiming[]>][])
     : []),
+  ['hmm, borrowed fr-fr model', (c) => hmmBorrowed.align(c.samples, c.sampleRate, c.text, 'en-US')],
   ['lectern dtw', (c) => dtw.align(c.samples, c.sampleRate, c.text, 'en-US')],
   ['pocketsphinx_continuous + JSGF', async (c) => plainPocketsphinx(c)],
   ...(eg ? ([['echogarden 3.4 dtw', eg]] as [string, (c: Clip) => Promise<WordTiming[]>][]) : []),
@@ -202,5 +206,5 @@ if (ideas) {
   const { runIdeas } = await import('./align-ideas.ts');
   await runIdeas(Object.fromEntries(Object.entries(sets).filter(([k]) => !k.startsWith('fixtures'))));
 }
-await Promise.all([hmm.close(), hmmRaw.close(), dtw.close()]);
+await Promise.all([hmm.close(), hmmRaw.close(), hmmBorrowed.close(), dtw.close()]);
 process.exit(0); // the shared eSpeak helper used for the Piper set would keep the process alive

@@ -154,8 +154,8 @@ export class JobService {
   private async checkReadAlong(req: JobCreateRequest, recording: UploadRecord[]): Promise<void> {
     if (!recording.length) throw invalid('a readalong job needs its recording: upload the audio files (MP3, M4A/M4B, WAV, FLAC, OGG) and pass their ids as audio_file_ids');
     const language = req.language ?? 'en-US';
-    if (!recordingLanguageSupported(language)) {
-      throw invalid(`language "${language}": read-along from a recording supports ${RECORDING_LANGUAGES} (the recording is located in the text by a speech recogniser for its language)`);
+    if (!(await recordingLanguageSupported(language))) {
+      throw invalid(`language "${language}": read-along from a recording supports ${RECORDING_LANGUAGES}; eSpeak NG has no voice for it`);
     }
     for (const field of ['voice_id', 'ref_audio_file_id', 'ref_text', 'ref_video_file_id'] as const) {
       if (req[field] !== undefined) throw invalid(`${field}: a readalong job is narrated by its recording (audio_file_ids), not by a voice`);

@@ -64,7 +64,7 @@ export async function runPipelineOnFile(o: RunFileOptions): Promise<RunFileOutco
   const recording: RecordingFile[] = [];
   if (type === 'readalong') {
     if (!o.audio?.length) throw new Error('lectern run readalong needs the recording: --audio FILE (once per file, any order)');
-    if (!recordingLanguageSupported(o.language)) throw new Error(`--language ${o.language}: read-along from a recording supports ${RECORDING_LANGUAGES}`);
+    if (!(await recordingLanguageSupported(o.language))) throw new Error(`--language ${o.language}: read-along from a recording supports ${RECORDING_LANGUAGES}; eSpeak NG has no voice for it`);
     if (o.speed !== 1) throw new Error('--speed: a read-along plays the recording as it is (speed 1)');
     for (const [k, file] of o.audio.entries()) {
       await probeRecordingFile(file, k);

@@ -92,6 +92,13 @@ export interface AlignOptions {
    * times; the earlier one's sound is no word's. An aligner that cannot tell (dtw) ignores them.
    */
   repeatable?: [number, number][];
+  /**
+   * For a language no installed acoustic model covers: align with another language's model
+   * (acoustic-models.ts borrowedModel, eSpeak's pronunciations in its phones) rather than refuse
+   * (hmm) or use dtw (auto). The long-recording pipeline asks for it on its segments, where it
+   * placed fewer words outside their sentence than dtw; on short clips it is no better (README).
+   */
+  borrowModel?: boolean;
 }
 
 /** A word's timing from an aligner; `skipped`: in a skippable range the audio leaves out (no time of its own). */

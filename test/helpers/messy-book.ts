@@ -196,16 +196,17 @@ export const FRENCH_UNSPOKEN = [
 ];
 
 /**
- * Real French speech with its text: 25 prompts of Debian's asterisk-core-sounds-fr-wav (June
- * Wallack, Canadian French, 8 kHz studio recordings, CC-BY-SA-3.0), joined in
- * fixtures/speech/fr-ca-prompts.flac, cut here into one WAV each. Their transcripts are copied
- * unchanged from asterisk-core-sounds-fr, spelling slips included ("vérouillée").
+ * Real speech with its text: 25 prompts of Debian's asterisk-core-sounds-fr-wav (June Wallack,
+ * Canadian French, CC-BY-SA-3.0) or -ru-wav (Maxim Topal, Russian, CC-BY-3.0), 8 kHz studio
+ * recordings joined in fixtures/speech/{fr-ca,ru-ru}-prompts.flac, cut here into one WAV each.
+ * Their transcripts are copied unchanged from asterisk-core-sounds-{fr,ru}, spelling slips
+ * included ("vérouillée").
  */
-export async function frenchPrompts(dir: string): Promise<(BookPart & { name: string })[]> {
-  const { prompts } = JSON.parse(readFileSync(path.join(FIX, 'speech', 'fr-ca-prompts.json'), 'utf8')) as { prompts: { name: string; text: string; start: number; end: number }[] };
-  const src = path.join(FIX, 'speech', 'fr-ca-prompts.flac');
+export async function fixturePrompts(dir: string, fixture: 'fr-ca' | 'ru-ru' = 'fr-ca'): Promise<(BookPart & { name: string })[]> {
+  const { prompts } = JSON.parse(readFileSync(path.join(FIX, 'speech', `${fixture}-prompts.json`), 'utf8')) as { prompts: { name: string; text: string; start: number; end: number }[] };
+  const src = path.join(FIX, 'speech', `${fixture}-prompts.flac`);
   return Promise.all(prompts.map(async (p) => {
-    const file = path.join(dir, `fr-${p.name}.wav`);
+    const file = path.join(dir, `${fixture}-${p.name}.wav`);
     await ffmpeg(['-y', '-i', src, '-af', `atrim=start=${p.start}:end=${p.end}`, '-c:a', 'pcm_s16le', file]);
     return { kind: 'clip' as const, name: p.name, file, text: p.text, refs: [] };
   }));
@@ -217,7 +218,7 @@ export async function frenchPrompts(dir: string): Promise<(BookPart & { name: st
  * skips, eight seconds of music, and French paragraphs nobody reads.
  */
 export async function frenchMessyBook(dir: string): Promise<MessyBook> {
-  const p = await frenchPrompts(dir);
+  const p = await fixturePrompts(dir);
   const pause = (s: number): BookPart => ({ kind: 'silence', seconds: s });
   const music: BookPart = { kind: 'music', file: path.join(FIX, 'music', 'colobot-constructive-20s.ogg'), seconds: 8 };
   const withPauses = (parts: BookPart[]) => parts.flatMap((x) => [x, pause(0.4)]);
@@ -235,13 +236,38 @@ export async function frenchMessyBook(dir: string): Promise<MessyBook> {
 }
 
 /**
+ * The Russian messy book, a language no acoustic model here covers (heard and timed with a
+ * borrowed one): the French messy book's layout with the Russian prompts, and the transcripts
+ * of other prompts as the text nobody reads.
+ */
+export async function russianMessyBook(dir: string): Promise<MessyBook> {
+  mkdirSync(dir, { recursive: true });
+  const p = await fixturePrompts(dir, 'ru-ru');
+  const { unread } = JSON.parse(readFileSync(path.join(FIX, 'speech', 'ru-ru-prompts.json'), 'utf8')) as { unread: string[] };
+  const pause = (s: number): BookPart => ({ kind: 'silence', seconds: s });
+  const music: BookPart = { kind: 'music', file: path.join(FIX, 'music', 'colobot-constructive-20s.ogg'), seconds: 8 };
+  const withPauses = (parts: BookPart[]) => parts.flatMap((x) => [x, pause(0.4)]);
+  const chapters = [
+    [{ kind: 'preface' as const, file: p[0]!.file }, pause(0.5), { kind: 'preface' as const, file: p[1]!.file }, pause(1), ...withPauses(p.slice(2, 9))],
+    [...withPauses(p.slice(9, 12)), music, pause(0.5), ...withPauses(p.slice(12, 16))],
+    withPauses(p.slice(17, 25)),
+  ];
+  return buildMessyBook(dir, chapters, {
+    unspoken: [unread.slice(0, 2), [], unread.slice(2, 5), unread.slice(5)],
+    skipped: { chapter: 1, afterClip: 4, text: p[16]!.text! },
+    shuffle: [1, 2, 0],
+    heading: 'Глава',
+  });
+}
+
+/**
  * A French chapter in which the reader has a second go at two prompts (a retake: the prompt
  * read whole, a pause, then read again; the text has it once), among 16 others. `retaken`: the
  * words of those two prompts, which should get the second reading's times.
  */
 export async function frenchRetakeBook(dir: string): Promise<MessyBook & { retaken: [number, number][] }> {
   mkdirSync(dir, { recursive: true });
-  const p = await frenchPrompts(dir);
+  const p = await fixturePrompts(dir);
   const pause = (s: number): BookPart => ({ kind: 'silence', seconds: s });
   const parts: BookPart[] = [];
   const again = [6, 15];
@@ -314,6 +340,9 @@ function seeded(seed: number): () => number {
 export const IVR = {
   en: { dir: '/usr/share/asterisk/sounds/en_US_f_Allison', text: '/usr/share/doc/asterisk-core-sounds-en/core-sounds-en.txt.gz', packages: 'asterisk-core-sounds-en-wav asterisk-core-sounds-en' },
   fr: { dir: '/usr/share/asterisk/sounds/fr_CA_f_June', text: '/usr/share/doc/asterisk-core-sounds-fr/core-sounds-fr.txt.gz', packages: 'asterisk-core-sounds-fr-wav asterisk-core-sounds-fr' },
+  es: { dir: '/usr/share/asterisk/sounds/es_MX_f_Allison', text: '/usr/share/doc/asterisk-core-sounds-es/core-sounds-es.txt.gz', packages: 'asterisk-core-sounds-es-wav asterisk-core-sounds-es' },
+  it: { dir: '/usr/share/asterisk/sounds/it_IT_m_Carlo', text: '/usr/share/doc/asterisk-core-sounds-it/core-sounds-it.txt.gz', packages: 'asterisk-core-sounds-it-wav asterisk-core-sounds-it' },
+  ru: { dir: '/usr/share/asterisk/sounds/ru_RU_f_IvrvoiceRU', text: '/usr/share/doc/asterisk-core-sounds-ru/core-sounds-ru.txt.gz', packages: 'asterisk-core-sounds-ru-wav asterisk-core-sounds-ru' },
 } as const;
 
 /**

@@ -64,7 +64,7 @@ describe('new job form: read-along from your own recording (mocked fetch and upl
     // no voice to pick and no speed: the recording is the narration
     expect(screen.queryByText('3. Voice')).toBeNull();
     expect(screen.queryByLabelText(/Speed/)).toBeNull();
-    expect(screen.getByText(/supports English and French/)).toBeTruthy();
+    expect(screen.getByText(/works in every language of the list/)).toBeTruthy();
     const create = screen.getByRole('button', { name: 'Create job' }) as HTMLButtonElement;
     expect(create.disabled).toBe(true);
     expect(screen.getByText('Upload your recording first.')).toBeTruthy();

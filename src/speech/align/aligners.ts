@@ -5,7 +5,7 @@
 import { availableParallelism } from 'node:os';
 import type { AlignedWord, Aligner, AlignOptions } from '../types.ts';
 import { MissingModelError, SpeechInputError } from '../types.ts';
-import { alignerSkips, hmmLanguages, primaryLanguage } from './acoustic-models.ts';
+import { alignerSkips, borrowedModel, hmmLanguages, primaryLanguage } from './acoustic-models.ts';
 import { createThreadedAligner } from './threaded.ts';
 
 export interface AlignerOptions {
@@ -54,9 +54,9 @@ export async function createAligner(name: string, opts: AlignerOptions): Promise
   return factory(opts);
 }
 
-/** Which aligner `auto` uses for a language: hmm where an installed acoustic model covers it. */
-export function autoAlignerFor(language: string): 'hmm' | 'dtw' {
-  return hmmLanguages().includes(primaryLanguage(language)) ? 'hmm' : 'dtw';
+/** Which aligner `auto` uses for a language: hmm where an installed acoustic model covers it (or where a borrowed one may do: AlignOptions.borrowModel). */
+export function autoAlignerFor(language: string, options?: AlignOptions): 'hmm' | 'dtw' {
+  return hmmLanguages().includes(primaryLanguage(language)) || (options?.borrowModel && borrowedModel()) ? 'hmm' : 'dtw';
 }
 
 /** What each installed aligner covers, for /health and the README. */
@@ -80,7 +80,7 @@ function createAutoAligner(opts: AlignerOptions): ClosableAligner {
     name: 'auto',
     skips: (language) => alignerSkips('auto', language),
     async align(samples: Float32Array, sampleRate: number, text: string, language: string, options?: AlignOptions): Promise<AlignedWord[]> {
-      return (await get(autoAlignerFor(language))).align(samples, sampleRate, text, language, options);
+      return (await get(autoAlignerFor(language, options))).align(samples, sampleRate, text, language, options);
     },
     async close() {
       const all = await Promise.allSettled(made.values());

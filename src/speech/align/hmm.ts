@@ -12,7 +12,7 @@ import * as reference from '../../native/reference.ts';
 import { EspeakProcess, buildVoiceTable, voiceForLanguage, type VoiceTable } from '../tts/espeak.ts';
 import { MissingModelError, SpeechInputError, type AlignedWord, type Aligner, type AlignOptions } from '../types.ts';
 import { tokenizeWords } from '../words.ts';
-import { hmmLanguages, installedAcousticModels, modelFor, type AcousticModel } from './acoustic-models.ts';
+import { borrowedModel, hmmLanguages, installedAcousticModels, modelFor, primaryLanguage, type AcousticModel } from './acoustic-models.ts';
 import { ipaToPhones } from './phones.ts';
 import { refineBoundaries, spectralChangeOf, type Segment } from './refine.ts';
 
@@ -131,7 +131,8 @@ export async function createHmmAligner(opts: HmmAlignerOptions = {}): Promise<Hm
   return {
     name: 'hmm',
     languages: () => languages,
-    skips: () => true,
+    // a borrowed model hears too little of a language to tell a read sentence from a skipped one (long/borrowed.ts)
+    skips: (language) => languages.includes(primaryLanguage(language)),
     decodeAll: (samples, sampleRate, text, language, options) => decodeAll(st, samples, sampleRate, text, language, options),
     async align(samples: Float32Array, sampleRate: number, text: string, language: string, options?: AlignOptions): Promise<AlignedWord[]> {
       return timeWords(st, await decodeAll(st, samples, sampleRate, text, language, options));
@@ -200,18 +201,21 @@ async function espeakPhones(st: HmmState, text: string, language: string, m: Loa
     voice = voiceForLanguage(table, m.model.language);
   }
   const clauses = await st.espeak.proc.phonemizeClauses(voice, text);
-  return ipaToPhones(clauses.map((c) => c.ipa).join(' '), m.model.phoneSet);
+  return ipaToPhones(clauses.map((c) => c.ipa).join(' '), m.model.phoneSet, language);
 }
 
 /** The dictionary word for a token: the dictionary's own, its parts joined, or eSpeak's pronunciation added as a new word. */
 async function pronounce(st: HmmState, token: string, language: string, m: LoadedModel): Promise<string | null> {
   const norm = normaliseToken(token);
-  const seen = m.prons.get(norm);
+  // a borrowed model's dictionary is of another language: every word is eSpeak's reading in its own
+  const own = m.model.language === primaryLanguage(language);
+  const key = own ? norm : `${primaryLanguage(language)}:${norm}`;
+  const seen = m.prons.get(key);
   if (seen !== undefined) return seen;
   const d = m.decoder;
   let word: string | null = null;
-  if (norm && d.lookup_word(norm) !== null) word = norm;
-  if (!word && norm) {
+  if (own && norm && d.lookup_word(norm) !== null) word = norm;
+  if (own && !word && norm) {
     // hyphenated or elided compounds (ill-disposed, l'homme) whose parts are all known
     const parts = norm.split(/(?<=')|[-–]/u).filter(Boolean);
     const phones = parts.length > 1 ? parts.map((p) => d.lookup_word(p)) : [];
@@ -223,7 +227,7 @@ async function pronounce(st: HmmState, token: string, language: string, m: Loade
     const phones = text ? await espeakPhones(st, text, language, m) : [];
     word = phones.length ? addWord(m, phones.join(' ')) : null;
   }
-  m.prons.set(norm, word);
+  m.prons.set(key, word);
   return word;
 }
 
@@ -365,7 +369,7 @@ export function readingOf(words: string[], ranges: GrammarRanges, heard: string[
 async function decodeAll(st: HmmState, samples: Float32Array, sampleRate: number, text: string, language: string, options: AlignOptions = {}): Promise<Decoded> {
   const tokens = tokenizeWords(text);
   if (tokens.length && samples.length === 0) throw new SpeechInputError('cannot align text to empty audio');
-  const model = st.opts.model ? (installedAcousticModels().find((m) => m.name === st.opts.model) ?? null) : modelFor(language, sampleRate);
+  const model = st.opts.model ? (installedAcousticModels().find((m) => m.name === st.opts.model) ?? null) : (modelFor(language, sampleRate) ?? (options.borrowModel ? borrowedModel() : null));
   if (!model) {
     throw new SpeechInputError(`the hmm aligner has no acoustic model for language "${language}" (it has: ${st.languages.join(', ')}); use the dtw or auto aligner`);
   }

@@ -377,6 +377,30 @@ function sharedProcess() {
   return shared;
 }
 
+/** Whether eSpeak NG has a voice for a BCP-47 language (its own region, or the primary language's). */
+export async function espeakSpeaks(language: string): Promise<boolean> {
+  if (!/^[a-z]{2,3}([-_][a-z0-9]{2,8})*$/i.test(language.trim())) return false;
+  try {
+    voiceForLanguage(await sharedProcess().table, language);
+    return true;
+  } catch (e) {
+    if (e instanceof SpeechInputError) return false;
+    throw e;
+  }
+}
+
+/**
+ * Each word's IPA in a language's eSpeak NG voice (one request per word, pipelined over the
+ * shared helper: about 0.05 ms a word). Throws SpeechInputError when eSpeak has no voice for it.
+ */
+export async function phonemizeWords(words: Iterable<string>, language: string): Promise<Map<string, string>> {
+  const { proc, table } = sharedProcess();
+  const voice = voiceForLanguage(await table, language);
+  const list = [...new Set(words)];
+  const ipa = await Promise.all(list.map((w) => proc.phonemizeClauses(voice, w)));
+  return new Map(list.map((w, i) => [w, ipa[i]!.map((c) => c.ipa.trim()).filter(Boolean).join(' ')]));
+}
+
 // Clause terminators piper-phonemize keeps as phonemes; . ! ? also end a sentence.
 // The helper reports where each clause ends as the engine's text pointer, which has read
 // one character of the next clause already; hence the optional trailing \S.

@@ -9,8 +9,9 @@ import path from 'node:path';
 import { runTool, ToolMissingError } from '../../../media/ffmpeg.ts';
 import { pocketsphinxModelFiles } from '../../asr/pocketsphinx.ts';
 import { MissingModelError, SpeechInputError } from '../../types.ts';
-import { installedAcousticModels, primaryLanguage } from '../acoustic-models.ts';
+import { borrowedModel, installedAcousticModels, primaryLanguage } from '../acoustic-models.ts';
 import { arpaTrigram, dictionaryText, readDictionary } from './book-lm.ts';
+import { borrowedDictionary } from './borrowed.ts';
 import { RATE, readPcm, type DecodedFile } from './audio.ts';
 
 export interface AudioWindow {
@@ -97,18 +98,22 @@ export interface RecognizerModel {
   args: string[];
 }
 
-/** Languages a recogniser model is installed for (primary subtags). */
+/** Languages a recogniser model of their own is installed for (primary subtags); others borrow one (borrowed.ts). */
 export function recognizerLanguages(): string[] {
   return [...(fs.existsSync(pocketsphinxModelFiles().dict) ? ['en'] : []), ...(frenchModel() ? ['fr'] : [])];
 }
 
 const frenchModel = () => installedAcousticModels().find((m) => m.language === 'fr') ?? null;
 
+/** Whether a language is heard with another language's model and a dictionary made by eSpeak (bookDictionary). */
+export const borrowsModel = (language: string): boolean => !['en', 'fr'].includes(primaryLanguage(language));
+
 /**
  * English: Debian's 16 kHz en-us model, the one the locate settings were measured with.
  * French: soundswallower's fr-fr model (8 kHz features, 130–3700 Hz, from 16 kHz audio as the
  * hmm aligner reads it). Its folder has soundswallower's feat_params.json, which
  * pocketsphinx_continuous does not read, so its settings go on the command line.
+ * Any other language: the borrowed model (borrowed.ts), with the dictionary bookDictionary makes.
  */
 export function recognizerModel(language = 'en', modelDir?: string): RecognizerModel {
   const lang = primaryLanguage(language);
@@ -119,19 +124,30 @@ export function recognizerModel(language = 'en', modelDir?: string): RecognizerM
     }
     return { hmm: files.hmm, dict: files.dict, args: [] };
   }
-  if (lang === 'fr') {
-    const m = frenchModel();
-    if (!m) throw new MissingModelError('the French recogniser model (fr-fr, bundled in the soundswallower npm package) is missing: run npm install');
-    const feat = Object.entries(m.featParams).flatMap(([k, v]) => [`-${k}`, v === true ? 'yes' : v === false ? 'no' : String(v)]);
-    return { hmm: m.dir, dict: m.dict, args: ['-fdict', m.noiseDict, ...feat] };
-  }
-  throw new SpeechInputError(`no recogniser to locate a recording's text in language "${language}" (installed: ${recognizerLanguages().join(', ') || 'none'})`);
+  const m = lang === 'fr' ? frenchModel() : borrowedModel();
+  if (!m) throw new MissingModelError(`the recogniser model for "${language}" (${lang === 'fr' ? 'fr-fr' : 'en-us, which languages without a model borrow'}, bundled in the soundswallower npm package) is missing: run npm install`);
+  // a Debian model folder holds feat.params and noisedict, which the program reads by itself
+  if (fs.existsSync(path.join(m.dir, 'feat.params'))) return { hmm: m.dir, dict: m.dict, args: [] };
+  const feat = Object.entries(m.featParams).flatMap(([k, v]) => [`-${k}`, v === true ? 'yes' : v === false ? 'no' : String(v)]);
+  return { hmm: m.dir, dict: m.dict, args: ['-fdict', m.noiseDict, ...feat] };
+}
+
+/**
+ * The pronunciations a book's recogniser takes its words from: undefined where the model's own
+ * dictionary has them (English, French); for a borrowing language, eSpeak NG's (borrowed.ts).
+ */
+export async function bookDictionary(words: Iterable<string>, language: string): Promise<Map<string, string[]> | undefined> {
+  if (!borrowsModel(language)) return undefined;
+  const m = borrowedModel();
+  if (!m) throw new MissingModelError(`no acoustic model to hear "${language}" with (soundswallower's models are missing: run npm install)`);
+  return borrowedDictionary(words, language, m);
 }
 
 export function createBookRecognizer(words: Iterable<string>, opts: BookRecognizerOptions): BookRecognizer {
   const files = recognizerModel(opts.language, opts.modelDir);
   const wanted = new Set(words);
   const given = opts.dictionary;
+  if (!given && borrowsModel(opts.language ?? 'en')) throw new Error(`a recogniser for "${opts.language}" needs the dictionary bookDictionary makes`);
   const dict = given ? new Map([...wanted].flatMap((w) => (given.has(w) ? [[w, given.get(w)!] as const] : []))) : readDictionary(files.dict, wanted);
   const known = new Set(dict.keys());
   const lmFile = path.join(opts.workDir, 'book.lm');

@@ -17,11 +17,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { LecternError } from '../../../core/errors.ts';
 import { resample } from '../../../native/index.ts';
-import { SpeechInputError, type AlignedWord, type Aligner } from '../../types.ts';
+import { SpeechInputError, type AlignedWord, type Aligner, type AlignOptions } from '../../types.ts';
 import { decodeRecordingFile, RATE, readSamples, type DecodedFile, type RecordingChapter } from './audio.ts';
 import { buildTextIndex, chainAnchors, DEFAULT_PACE, measurePace, splitRuns, type Anchor, type HeardIn, type Pace, type TextIndex } from './anchors.ts';
 import { spokenWords } from './book-lm.ts';
-import { createBookRecognizer, type AudioWindow, type BookRecognizer, type HeardWord } from './recognize.ts';
+import { bookDictionary, createBookRecognizer, type AudioWindow, type BookRecognizer, type HeardWord } from './recognize.ts';
 import { islandsToHear, type Island } from './islands.ts';
 import { RECORDING_LANGUAGES, recordingLanguageSupported } from './languages.ts';
 
@@ -340,7 +340,7 @@ interface Cut {
 }
 
 export async function alignRecording(opts: AlignRecordingOptions): Promise<RecordingAlignment> {
-  checkInput(opts);
+  await checkInput(opts);
   const ownDir = !opts.workDir;
   const workDir = opts.workDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'lectern-recording-'));
   const stop = async () => {
@@ -373,12 +373,12 @@ export async function alignRecording(opts: AlignRecordingOptions): Promise<Recor
   }
 }
 
-function checkInput(opts: AlignRecordingOptions): void {
+async function checkInput(opts: AlignRecordingOptions): Promise<void> {
   if (!opts.files.length) throw new SpeechInputError('no audio files to align');
   if (!opts.words.length) throw new SpeechInputError('the document has no words to align');
   if (opts.names && opts.names.length !== opts.files.length) throw new SpeechInputError(`${opts.names.length} names for ${opts.files.length} audio files`);
-  if (!recordingLanguageSupported(opts.language)) {
-    throw new SpeechInputError(`no recogniser to locate the text in a recording in language "${opts.language}": long recordings can be aligned in ${RECORDING_LANGUAGES}`);
+  if (!(await recordingLanguageSupported(opts.language))) {
+    throw new SpeechInputError(`cannot locate the text in a recording in language "${opts.language}": long recordings can be aligned in ${RECORDING_LANGUAGES}; eSpeak NG has no voice for it`);
   }
 }
 
@@ -415,7 +415,8 @@ function firstWindows(files: FileState[], totalSeconds: number): AudioWindow[] {
 /** 2. Locate: passes of recognition until every stretch whose anchors do not fit the pace has been heard. */
 async function locate(run: Run, workDir: string): Promise<{ pace: Pace; decodedSeconds: number; dictionary: Map<string, string[]> }> {
   const { opts, files, keys, stop } = run;
-  const recognizer = createBookRecognizer(new Set(keys), { workDir, language: opts.language, sentences: sentencesIn(run, 0, keys.length - 1), processes: opts.processes });
+  const words = new Set(keys);
+  const recognizer = createBookRecognizer(words, { workDir, language: opts.language, sentences: sentencesIn(run, 0, keys.length - 1), processes: opts.processes, dictionary: await bookDictionary(words, opts.language) });
   let pending = firstWindows(files, files.reduce((s, f) => s + f.decoded.duration, 0));
   let pace: Pace = DEFAULT_PACE;
   let decodedSeconds = 0;
@@ -947,7 +948,9 @@ async function timeSegment(run: Run, s: Segment): Promise<{ timed: AlignedWord[]
   const skippable = skippableSentences(s, sentences);
   const repeatable = sentences.filter(([a, b]) => s.retaken.subarray(a, b + 1).includes(1));
   try {
-    return { timed: inFile(await opts.aligner.align(audio, rate, text, opts.language, skippable.length || repeatable.length ? { skippable, repeatable } : undefined)), fellBackSeconds: 0 };
+    // borrowModel: a language with no acoustic model of its own is timed by a borrowed one, not dtw (README, Languages)
+    const options: AlignOptions = { borrowModel: true, ...(skippable.length || repeatable.length ? { skippable, repeatable } : {}) };
+    return { timed: inFile(await opts.aligner.align(audio, rate, text, opts.language, options)), fellBackSeconds: 0 };
   } catch (e) {
     if (!(e instanceof SpeechInputError) || !opts.fallbackAligner) throw e;
   }

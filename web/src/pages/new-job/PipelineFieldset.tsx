@@ -65,7 +65,7 @@ export function PipelineFieldset(p: PipelineFieldsetProps) {
       {p.pipeline === 'readalong' ? (
         <>
           <p className="muted small" id="readalong-language">
-            Read-along from a recording supports English and French. Words you do not read are shown but not highlighted; a recording of another text, or one that is not speech, fails the job saying so.
+            Read-along from a recording works in every language of the list; English and French are aligned best. Words you do not read are shown but not highlighted; a recording of another text, or one that is not speech, fails the job saying so.
           </p>
           <RecordingPicker value={p.recording} onChange={p.setRecording} />
         </>
