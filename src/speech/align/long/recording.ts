@@ -624,24 +624,37 @@ function findRuns(run: Run, c: Chained, fi: number, want: (fi: number, a: number
     if (inStep && !(a.stretch === b.stretch && skipped(b.key - a.key - 1, b.heard - a.heard - 1))) prev.push(...r);
     else runs.push([...r]);
   }
-  return runs.map((r) => trimEdges(r, c)).filter((r) => r.length >= MIN_SHORT_RUN);
+  return runs.map((r) => trimEdges(r, c.predicted)).filter((r) => r.length >= MIN_SHORT_RUN);
 }
 
 /**
- * A run's last (first) few anchors past book words that got no time: the recogniser heard the
- * run's last word as the first words of the text after it, which the book's model expects there
- * ("… suivi du dièse." heard as "suivi du plus tard on", the next, unread paragraph's "Des années
- * plus tard, on …"). Inside a run such a slip costs nothing (the segment's forced alignment times
- * every word of its text); at its edge it drags unread words into the region. So fewer than
- * MIN_ANCHORS anchors beyond two or more book words and no heard ones, in far less time than
- * those words take at the pace, are cut off.
+ * A run's edges that the audio does not support, cut off in two steps:
+ * - Its last (first) few anchors past book words that got no time: the recogniser heard the
+ *   run's last word as the first words of the text after it, which the book's model expects there
+ *   ("… suivi du dièse." heard as "suivi du plus tard on", the next, unread paragraph's "Des années
+ *   plus tard, on …"). Inside a run such a slip costs nothing (the segment's forced alignment times
+ *   every word of its text); at its edge it drags unread words into the region. So fewer than
+ *   MIN_ANCHORS anchors beyond two or more book words and no heard ones, in far less time than
+ *   those words take at the pace, are cut off.
+ * - Then fewer than MIN_SHORT_RUN anchors joined to the rest of the run only across undecoded
+ *   audio and more than MAX_GAP_WORDS book words (a run inside decoded audio never has such a
+ *   gap): a stray word at the edge of a window, nothing beside it to confirm which of the book's
+ *   copies of it was heard. A phrase the text repeats ("… el modo mudo. En modo mudo …") put a
+ *   region's first anchor 23 words early, and the per-segment aligner then spread the next
+ *   13 s of its text over audio that reads the words before it (Spanish bench seed 11: 82
+ *   instead of 97 words outside their prompt, 24 more spoken words timed). Cut, the stretch is
+ *   heard again as an island with its own text.
  */
-function trimEdges(r: Anchor[], c: Chained): Anchor[] {
-  const compressed = (i: number) => i > 0 && r[i - 1]!.stretch === r[i]!.stretch && r[i]!.key - r[i - 1]!.key - 1 >= 2 && r[i]!.heard - r[i - 1]!.heard === 1 && r[i]!.start - r[i - 1]!.start < 0.3 * c.predicted(r[i - 1]!, r[i]!);
+export function trimEdges(r: Anchor[], predicted: Chained['predicted']): Anchor[] {
+  const compressed = (i: number) => i > 0 && r[i - 1]!.stretch === r[i]!.stretch && r[i]!.key - r[i - 1]!.key - 1 >= 2 && r[i]!.heard - r[i - 1]!.heard === 1 && r[i]!.start - r[i - 1]!.start < 0.3 * predicted(r[i - 1]!, r[i]!);
   // the head ends at the last such gap among its first MIN_ANCHORS anchors; the tail starts at the first among its last
   const head = r.findLastIndex((_, i) => i < MIN_ANCHORS && compressed(i));
   const tail = r.findIndex((_, i) => i > r.length - MIN_ANCHORS && compressed(i));
-  return r.slice(Math.max(0, head), tail > 0 ? tail : r.length);
+  const kept = r.slice(Math.max(0, head), tail > 0 ? tail : r.length);
+  const far = (i: number) => i > 0 && kept[i]!.key - kept[i - 1]!.key - 1 > MAX_GAP_WORDS;
+  const strayHead = kept.findLastIndex((_, i) => i < MIN_SHORT_RUN && far(i));
+  const strayTail = kept.findIndex((_, i) => i > kept.length - MIN_SHORT_RUN && far(i));
+  return kept.slice(Math.max(0, strayHead), strayTail > 0 ? strayTail : kept.length);
 }
 
 /** b's text follows a's within MAX_GAP_WORDS book words, and b comes later in the audio. */
