@@ -74,7 +74,7 @@ export interface Aligner {
   readonly concurrency?: number;
   /** Word timings for every word of `text` (tokenizeWords), in order, against the audio. */
   align(samples: Float32Array, sampleRate: number, text: string, language: string, options?: AlignOptions): Promise<AlignedWord[]>;
-  /** Whether align() honours `skippable` and `repeatable` (AlignOptions) in this language (absent: it does not; it times every word where the text has it). */
+  /** Whether align() honours `skippable` and `repeatable` (AlignOptions) in this language, given `borrowModel` where it has no model of its own (absent: it does not; it times every word where the text has it). */
   skips?(language: string): boolean;
 }
 

@@ -130,7 +130,11 @@ export function modelFor(language: string, sampleRate: number): AcousticModel | 
   return models.find((m) => m.upperHz <= sampleRate / 2) ?? models[0] ?? null;
 }
 
-/** Whether the named aligner honours skippable and repeatable ranges (AlignOptions) in this language: hmm does (`auto` where it picks hmm), dtw does not. */
+/**
+ * Whether the named aligner honours skippable and repeatable ranges (AlignOptions) in this
+ * language: hmm does (`auto` where it picks hmm), in a language a model of its own covers or,
+ * with AlignOptions.borrowModel, one it borrows a model for; dtw does not.
+ */
 export function alignerSkips(name: string, language: string): boolean {
-  return (name === 'hmm' || name === 'auto') && hmmLanguages().includes(primaryLanguage(language));
+  return (name === 'hmm' || name === 'auto') && (hmmLanguages().includes(primaryLanguage(language)) || borrowedModel() !== null);
 }
