@@ -23,7 +23,7 @@ Commands:
                no --voice: the language's default voice (Piper where installed for it, else eSpeak NG)
                lectern run highlight paper.pdf --format mp4|reader (--width 1280 --height 720 --fps 24)
                your own recording: lectern run readalong book.epub --audio ch1.mp3 --audio ch2.mp3
-                (--format epub|mp4|reader --out book-readalong.epub; English or French)
+                (--format epub|mp4|reader --out book-readalong.epub; any language eSpeak NG speaks, --language ru-RU …)
 
 Security (serve, worker, gpu-server):
   Bearer tokens come from LECTERN_API_TOKENS / LECTERN_GPU_TOKENS (name:token,…) or
