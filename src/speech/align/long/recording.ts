@@ -751,7 +751,7 @@ function checkMatch(files: FileState[], claims: Claim[], decodedSeconds: number)
     const share = `${(100 * heardMatched).toFixed(1)}% of the words heard in it were found in the text (at least ${100 * THRESHOLDS.minHeardMatched}% needed)`;
     if (perMinute < THRESHOLDS.minSpeechWordsPerMinute) {
       throw new RecordingMismatchError(
-        `the recording does not sound like speech: ${perMinute.toFixed(0)} words a minute were recognised in it (read speech gives 120 or more; music and noise fewer), and ${share}`,
+        `the recording does not sound like speech: ${perMinute.toFixed(0)} words a minute were recognised in it (read speech gave 104–190 in the languages measured, music 0–92, noise a few), and ${share}`,
         'not-speech',
         { heardMatched, textMatched: 0 },
       );
