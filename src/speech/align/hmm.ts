@@ -217,11 +217,14 @@ async function espeakPhones(st: HmmState, text: string, language: string, m: Loa
   return ipaToPhones(clauses.map((c) => c.ipa).join(' '), m.model.phoneSet, language);
 }
 
+/** Whether the model is the language's own (else borrowed for it: AlignOptions.borrowModel). */
+const ownModel = (m: LoadedModel, language: string): boolean => m.model.language === primaryLanguage(language);
+
 /** The dictionary word for a token: the dictionary's own, its parts joined, or eSpeak's pronunciation added as a new word. */
 async function pronounce(st: HmmState, token: string, language: string, m: LoadedModel): Promise<string | null> {
   const norm = normaliseToken(token);
   // a borrowed model's dictionary is of another language: every word is eSpeak's reading in its own
-  const own = m.model.language === primaryLanguage(language);
+  const own = ownModel(m, language);
   const key = own ? norm : `${primaryLanguage(language)}:${norm}`;
   const seen = m.prons.get(key);
   if (seen !== undefined) return seen;
@@ -411,7 +414,7 @@ async function decodeAll(st: HmmState, samples: Float32Array, sampleRate: number
     // the offsets' decodes are averaged word by word: they must hold the same words
     for (const ms of shaped ? [0] : (st.opts.offsetsMs ?? [0])) {
       const skip = Math.round((ms / 1000) * RATE);
-      const decoded = decode(m, skip ? audio.subarray(skip) : audio, spoken, ranges, m.model.language === primaryLanguage(language) ? undefined : BORROWED_SKIP_PROBABILITY);
+      const decoded = decode(m, skip ? audio.subarray(skip) : audio, spoken, ranges, ownModel(m, language) ? undefined : BORROWED_SKIP_PROBABILITY);
       if (!decoded) throw new SpeechInputError(`the hmm aligner found no alignment of the text to the audio (is this audio of this text, in ${language}?)`);
       const { segs, spoken: said, retakeSeg } = decoded;
       for (const r of optional) if (!said[r.spoken[0]]) skipped.fill(true, r.tokens[0], r.tokens[1] + 1);

@@ -646,15 +646,17 @@ function findRuns(run: Run, c: Chained, fi: number, want: (fi: number, a: number
  *   heard again as an island with its own text.
  */
 export function trimEdges(r: Anchor[], predicted: Chained['predicted']): Anchor[] {
-  const compressed = (i: number) => i > 0 && r[i - 1]!.stretch === r[i]!.stretch && r[i]!.key - r[i - 1]!.key - 1 >= 2 && r[i]!.heard - r[i - 1]!.heard === 1 && r[i]!.start - r[i - 1]!.start < 0.3 * predicted(r[i - 1]!, r[i]!);
-  // the head ends at the last such gap among its first MIN_ANCHORS anchors; the tail starts at the first among its last
-  const head = r.findLastIndex((_, i) => i < MIN_ANCHORS && compressed(i));
-  const tail = r.findIndex((_, i) => i > r.length - MIN_ANCHORS && compressed(i));
-  const kept = r.slice(Math.max(0, head), tail > 0 ? tail : r.length);
-  const far = (i: number) => i > 0 && kept[i]!.key - kept[i - 1]!.key - 1 > MAX_GAP_WORDS;
-  const strayHead = kept.findLastIndex((_, i) => i < MIN_SHORT_RUN && far(i));
-  const strayTail = kept.findIndex((_, i) => i > kept.length - MIN_SHORT_RUN && far(i));
-  return kept.slice(Math.max(0, strayHead), strayTail > 0 ? strayTail : kept.length);
+  const compressed = (a: Anchor, b: Anchor) => a.stretch === b.stretch && b.key - a.key - 1 >= 2 && b.heard - a.heard === 1 && b.start - a.start < 0.3 * predicted(a, b);
+  const far = (a: Anchor, b: Anchor) => b.key - a.key - 1 > MAX_GAP_WORDS;
+  return cutEdges(cutEdges(r, MIN_ANCHORS, compressed), MIN_SHORT_RUN, far);
+}
+
+/** The run without its head up to the last gap `breaks` among its first n anchors, nor its tail from the first among its last n. */
+function cutEdges(r: Anchor[], n: number, breaks: (a: Anchor, b: Anchor) => boolean): Anchor[] {
+  const at = (i: number) => i > 0 && breaks(r[i - 1]!, r[i]!);
+  const head = r.findLastIndex((_, i) => i < n && at(i));
+  const tail = r.findIndex((_, i) => i > r.length - n && at(i));
+  return r.slice(Math.max(0, head), tail > 0 ? tail : r.length);
 }
 
 /** b's text follows a's within MAX_GAP_WORDS book words, and b comes later in the audio. */
