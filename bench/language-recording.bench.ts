@@ -11,7 +11,8 @@
 // prompt that reads it.
 // Needs: apt-get install asterisk-core-sounds-LANG-wav asterisk-core-sounds-LANG (not the tests);
 // quick mode runs the tests' French messy book (25 prompts in test/fixtures) instead.
-// Run: node --import tsx bench/language-recording.bench.ts [--language fr|es|it|ru] [--seed 11] [--aligner auto|dtw|hmm]
+// Run: node --import tsx bench/language-recording.bench.ts [--language fr|es|it|ru] [--seed 11] [--aligner auto|dtw|hmm] [--details]
+//   --details: every word timed outside the prompt that reads it, or timed though never read
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -88,6 +89,15 @@ console.log(`  spoken words timed ${spokenTimed}/${spoken} (${((100 * spokenTime
 console.log(`  unread words given a time: ${unreadTimed} of ${book.words.length - spoken - skippedWordCount(book)} never read, ${skippedTimed} of the ${skippedWordCount(book)} words of ${book.skippedRanges.length} skipped prompts; segments ${r.coverage.segments} (${r.coverage.segmentsFallback} by the dtw fallback), audio matching no text ${(100 * r.coverage.audioUnmatched).toFixed(1)}%`);
 const sk = skipFindings(book, r.skippedSentences);
 console.log(`  sentences found skipped inside matched regions: ${sk.sentences} (${sk.words} words, ${sk.readWords} of them read: false skips)`);
+if (args.includes('--details')) {
+  // the words timed where they should not be: never read, or outside the prompt that reads them
+  r.words.forEach((w, i) => {
+    const span = book.clipSpans[i];
+    const ctx = `${book.words.slice(Math.max(0, i - 3), i).join(' ')} [${book.words[i]}] ${book.words.slice(i + 1, i + 4).join(' ')}`;
+    if (w && !book.spoken[i]) console.log(`    unread, timed ${i} (file ${w.file} ${w.start.toFixed(2)} s): ${ctx}`);
+    else if (w && span && (w.file !== span.file || w.start < span.start - 0.05 || w.end > span.end + 0.05)) console.log(`    outside ${i} (file ${w.file} ${w.start.toFixed(2)}, prompt ${span.file} ${span.start.toFixed(2)}-${span.end.toFixed(2)}): ${ctx}`);
+  });
+}
 await aligner.close();
 await fallbackAligner.close();
 fs.rmSync(dir, { recursive: true, force: true });
