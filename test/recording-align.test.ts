@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ffmpeg, ffprobe } from '../src/media/ffmpeg.ts';
-import { alignRecording, claimRegions, readingOrder, trimEdges, RecordingAlignmentStopped, RecordingInputError, RecordingMismatchError, type RecordingAlignment, type RecordingProgress } from '../src/speech/align/long/recording.ts';
+import { alignRecording, claimRegions, joinRuns, readingOrder, trimEdges, RecordingAlignmentStopped, RecordingInputError, RecordingMismatchError, type RecordingAlignment, type RecordingProgress } from '../src/speech/align/long/recording.ts';
 import { createAligner, type ClosableAligner } from '../src/speech/align/aligners.ts';
 import { balancedBatches, recognizerModel, wordTimes } from '../src/speech/align/long/recognize.ts';
 import { spokenWords } from '../src/speech/align/long/book-lm.ts';
@@ -86,6 +86,29 @@ describe('long recordings: the edges of a run of anchors', () => {
     expect(trimEdges(three, predicted)).toEqual(three);
     const near = run([[1267, 236, 5], ...dense(1276, 241, 5)]);
     expect(trimEdges(near, predicted)).toEqual(near);
+  });
+});
+
+describe('long recordings: runs joined into regions', () => {
+  const run = (xs: [number, number, number][]) => xs.map(([key, start, stretch], i) => ({ key, start, end: start + 0.3, stretch, heard: 3 * i }));
+  const predicted = (a: { key: number }, b: { key: number }) => Math.max(0.2, 0.35 * (b.key - a.key));
+  const dense = (k0: number, t0: number, stretch: number, n = 6) => Array.from({ length: n }, (_, i): [number, number, number] => [k0 + i, t0 + 0.35 * i, stretch]);
+  // keys 0..99 are one token each, but for keys 50..54: the five words of one URL (http www gnu org licenses)
+  const keyToken = Int32Array.from({ length: 100 }, (_, k) => (k < 50 ? k : k <= 54 ? 50 : k - 4));
+
+  it('joins two runs that meet inside one token read out for seconds (a URL), in audio heard without a break', () => {
+    // the Live Systems Manual read aloud: "gnu" at 709.4 s, "licenses" 3.3 s later, far more than their letters take
+    const a = run([...dense(45, 707, 3), [52, 709.4, 3]]), b = run([[54, 712.7, 3], ...dense(55, 713.5, 3)]);
+    expect(joinRuns([a, b], predicted, keyToken)).toHaveLength(1);
+  });
+
+  it('keeps them apart across a break in the decoded audio, past MAX_TOKEN_SECONDS, or when the text between is other tokens out of step', () => {
+    const a = run([...dense(45, 707, 3), [52, 709.4, 3]]);
+    expect(joinRuns([a, run([[54, 712.7, 4], ...dense(55, 713.5, 4)])], predicted, keyToken)).toHaveLength(2);
+    expect(joinRuns([a, run([[54, 725, 3], ...dense(55, 726, 3)])], predicted, keyToken)).toHaveLength(2);
+    expect(joinRuns([run(dense(10, 100, 1)), run(dense(17, 110, 1))], predicted, keyToken)).toHaveLength(2);
+    // in step: joined as before (a misheard word between)
+    expect(joinRuns([run(dense(10, 100, 1)), run(dense(17, 102.45, 1))], predicted, keyToken)).toHaveLength(1);
   });
 });
 

@@ -613,18 +613,35 @@ function findRuns(run: Run, c: Chained, fi: number, want: (fi: number, a: number
   const long = (r: Anchor[]) => r.length >= MIN_ANCHORS;
   const continues = (a: Anchor[] | undefined, b: Anchor[] | undefined) => !!a && !!b && b[0]!.key - a.at(-1)!.key - 1 <= MAX_GAP_WORDS && b[0]!.key > a.at(-1)!.key;
   const kept = all.filter((r, i) => long(r) || (long(all[i - 1] ?? []) && continues(all[i - 1], r)) || (long(all[i + 1] ?? []) && continues(r, all[i + 1])));
-  // Two runs that follow each other in both text and time, with a gap whose length fits
-  // the words between at the reader's pace, are one region whose middle the recogniser
-  // misheard (a name, a noisy line): only the chance anchors were worth dropping.
+  return joinRuns(kept, c.predicted, run.keyToken).map((r) => trimEdges(r, c.predicted)).filter((r) => r.length >= MIN_SHORT_RUN);
+}
+
+/** A token read out for longer than this is not believed to be one reading (see joinRuns). */
+const MAX_TOKEN_SECONDS = 10;
+
+/**
+ * Neighbouring runs joined into regions:
+ * - Two runs that follow each other in both text and time, with a gap whose length fits the
+ *   words between at the reader's pace, are one region whose middle the recogniser misheard (a
+ *   name, a noisy line): only the chance anchors were worth dropping.
+ * - Two runs that meet inside one token of the book, in audio heard without a break and within
+ *   MAX_TOKEN_SECONDS, are one reading of it: a URL or a path read out
+ *   ("http://www.gnu.org/licenses/", "/usr/share/…") lasts seconds, while its keys' letters
+ *   (http www gnu org licenses) predict a fraction of that, so its inner gap fails the pace.
+ *   Unjoined, both regions held the token and its audio went to neither (the Live Systems
+ *   Manual read aloud, bench/narrated-book.bench.ts: 6.2 s of it timed by the dtw fallback).
+ */
+export function joinRuns(kept: Anchor[][], predicted: Chained['predicted'], keyToken: ArrayLike<number>): Anchor[][] {
+  const oneToken = (a: Anchor, b: Anchor) => a.stretch === b.stretch && keyToken[a.key] === keyToken[b.key] && b.start - a.start <= MAX_TOKEN_SECONDS;
   const runs: Anchor[][] = [];
   for (const r of kept) {
     const prev = runs[runs.length - 1];
     const a = prev?.[prev.length - 1], b = r[0]!;
-    const inStep = prev && a && b.key > a.key && Math.abs(b.start - a.start - c.predicted(a, b)) <= 1.5 + 0.35 * c.predicted(a, b);
+    const inStep = prev && a && b.key > a.key && (oneToken(a, b) || Math.abs(b.start - a.start - predicted(a, b)) <= 1.5 + 0.35 * predicted(a, b));
     if (inStep && !(a.stretch === b.stretch && skipped(b.key - a.key - 1, b.heard - a.heard - 1))) prev.push(...r);
     else runs.push([...r]);
   }
-  return runs.map((r) => trimEdges(r, c.predicted)).filter((r) => r.length >= MIN_SHORT_RUN);
+  return runs;
 }
 
 /**
