@@ -161,15 +161,18 @@ describe('long recordings in French and in a language with no acoustic model of 
         if (w && span && (w.file !== span.file || w.start < span.start - 0.05 || w.end > span.end + 0.05)) outside++;
       });
       console.log(`French messy book: ${spokenTimed}/${spoken} spoken words timed, ${outside} outside their prompt; ${unreadTimed} unread words and ${skippedTimed} of the ${b - a + 1} skipped prompt's given a time; ${r.coverage.segments} segments, ${r.coverage.segmentsFallback} by the fallback, ${r.coverage.sentencesSkipped} sentences found skipped`);
-      // measured 173/178, none outside its prompt, no unread paragraph or heading timed
+      // measured 174/178 (173 until round 13), none outside its prompt, no unread paragraph or heading timed
       expect(spokenTimed / spoken).toBeGreaterThanOrEqual(0.9);
       expect(outside).toBe(0);
       expect(unreadTimed).toBe(0);
-      // the skipped prompt sits between two read ones, inside a matched region: the recogniser
-      // heard some of its words in the next prompt's audio, and until the per-segment alignment
-      // could leave a sentence out (skippable ranges) the aligner spread all 7 of its words there
+      // the skipped prompt sits between two read ones: until round 13 inside a matched region
+      // (the recogniser heard some of its words in the next prompt's audio), where until the
+      // per-segment alignment could leave a sentence out (skippable ranges) the aligner spread
+      // all 7 of its words; since the book's words outside the fr-fr dictionary are heard too
+      // (eSpeak's pronunciations), the region splits there and it is not even a segment's
       expect(skippedTimed).toBe(0);
-      expect(r.coverage.sentencesSkipped).toBe(1);
+      // no read sentence is found skipped (0 or 1: the skipped one, where a region still holds it)
+      expect(r.coverage.sentencesSkipped).toBeLessThanOrEqual(1);
     } finally {
       await auto.close();
       await dtw.close();

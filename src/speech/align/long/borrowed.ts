@@ -11,7 +11,7 @@ import { ipaToPhones } from '../phones.ts';
  * The book's words (spoken forms) → pronunciations in the model's phones. A word eSpeak reads
  * as nothing the model has (a lone symbol) is left out: it can be aligned, never recognised.
  */
-export async function borrowedDictionary(words: Iterable<string>, language: string, model: AcousticModel): Promise<Map<string, string[]>> {
+export async function borrowedDictionary(words: Iterable<string>, language: string, model: Pick<AcousticModel, 'phoneSet'>): Promise<Map<string, string[]>> {
   const ipa = await phonemizeWords(words, language);
   const out = new Map<string, string[]>();
   for (const [word, p] of ipa) {

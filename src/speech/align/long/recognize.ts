@@ -133,11 +133,21 @@ export function recognizerModel(language = 'en', modelDir?: string): RecognizerM
 }
 
 /**
- * The pronunciations a book's recogniser takes its words from: undefined where the model's own
- * dictionary has them (English, French); for a borrowing language, eSpeak NG's (borrowed.ts).
+ * The pronunciations a book's recogniser takes its words from. A language's own model
+ * (English, French): its dictionary's, and eSpeak NG's for the book words it lacks (names,
+ * numbers, coined words, the letters of a URL), in the model's phones (borrowed.ts), so
+ * that those are heard too (until round 13 a word outside CMUdict broke the book's n-grams
+ * and was never heard: README, long recordings). A borrowing language: eSpeak NG's for every word.
  */
-export async function bookDictionary(words: Iterable<string>, language: string): Promise<Map<string, string[]> | undefined> {
-  if (!borrowsModel(language)) return undefined;
+export async function bookDictionary(words: Iterable<string>, language: string, modelDir?: string): Promise<Map<string, string[]>> {
+  if (!borrowsModel(language)) {
+    const wanted = new Set(words);
+    const own = readDictionary(recognizerModel(language, modelDir).dict, wanted);
+    const missing = [...wanted].filter((w) => !own.has(w));
+    const model = primaryLanguage(language) === 'fr' ? frenchModel() : null;
+    for (const [w, p] of await borrowedDictionary(missing, language, model ?? { phoneSet: 'arpabet' })) own.set(w, p);
+    return own;
+  }
   const m = borrowedModel();
   if (!m) throw new MissingModelError(`no acoustic model to hear "${language}" with (soundswallower's models are missing: run npm install)`);
   return borrowedDictionary(words, language, m);
