@@ -7,7 +7,8 @@
 // frames start — for a stop after a pause that includes the (silent) closure, where the
 // hand labels start at the burst — and frames are 256/22050 s = 11.6 ms.
 // Sentences whose eSpeak phoneme words do not match the text's words one to one (eSpeak
-// joins "was a" into one phoneme word; numbers expand) are left out.
+// joins "was a" into one phoneme word; numbers expand; "feet—a" is two) are left out
+// (oneToOne: since round 13 token by token, not only by count).
 // Made on first use into bench/.cache/piper-exact (git-ignored): WAVs + refs.json.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -15,7 +16,7 @@ import ort from 'onnxruntime-node';
 import { readEpub } from '../src/documents/epub.ts';
 import { decodeWav, encodeWav } from '../src/media/wav.ts';
 import { splitSentences } from '../src/speech/sentences.ts';
-import { phonemize } from '../src/speech/tts/espeak.ts';
+import { phonemize, phonemizeWords } from '../src/speech/tts/espeak.ts';
 import { spanIds, withDurationsOutput, wordSpans } from '../src/speech/tts/piper/durations.ts';
 import { phonemesToIds } from '../src/speech/tts/piper/ids.ts';
 import { tokenizeWords } from '../src/speech/words.ts';
@@ -30,6 +31,17 @@ const HOP = 256;
 export interface ExactClip extends HandReference {
   samples: Float32Array;
   sampleRate: number;
+}
+
+/**
+ * Whether eSpeak reads each token as exactly one phoneme word, so that equal counts mean word i
+ * is phoneme word i. Counts alone are not enough: a token read as two ("feet—a", "(1904)") and
+ * two tokens read as one ("of the") elsewhere in the sentence add up, and every word between
+ * gets its neighbour's edges.
+ */
+export async function oneToOne(tokens: string[]): Promise<boolean> {
+  const ipa = await phonemizeWords(tokens, 'en-us');
+  return tokens.every((t) => (ipa.get(t) ?? '').split(/\s+/u).filter(Boolean).length === 1);
 }
 
 /** Sentences of 5-25 words from the book, spread over it, deterministic. */
@@ -68,7 +80,7 @@ async function make(n: number): Promise<void> {
       scales: new ort.Tensor('float32', new Float32Array([cfg.inference.noise_scale, cfg.inference.length_scale, cfg.inference.noise_w]), [3]),
     });
     const spans = wordSpans(ids, r[output]!.data as Float32Array, { hop: HOP, sampleRate: cfg.audio.sample_rate, ...ids0 });
-    if (spans.length !== tokens.length) {
+    if (spans.length !== tokens.length || !(await oneToOne(tokens.map((t) => t.word)))) {
       skipped++;
       continue;
     }
