@@ -85,6 +85,10 @@ describe('espeak backend (lectern-espeak helper, real libespeak-ng)', () => {
     const fr = await phonemize('Bonjour le monde.', 'fr');
     expect(fr).toHaveLength(1);
     expect(fr[0]).toMatch(/ʒ/u);
+    // a word eSpeak reads by another language's rules comes without its "(en)…(fr)" marks, which are no sounds
+    const name = await phonemize('Bonjour monsieur Ogilvy.', 'fr');
+    expect(name[0]).toMatch(/ɡɪlvi/u);
+    expect(name[0]).not.toMatch(/[()]/u);
   });
 
   it('says clearly when the helper program is missing', async () => {

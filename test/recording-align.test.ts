@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ffmpeg, ffprobe } from '../src/media/ffmpeg.ts';
 import { alignRecording, claimRegions, joinRuns, readingOrder, trimEdges, RecordingAlignmentStopped, RecordingInputError, RecordingMismatchError, type RecordingAlignment, type RecordingProgress } from '../src/speech/align/long/recording.ts';
 import { createAligner, type ClosableAligner } from '../src/speech/align/aligners.ts';
-import { balancedBatches, recognizerModel, wordTimes } from '../src/speech/align/long/recognize.ts';
+import { balancedBatches, bookDictionary, recognizerModel, wordTimes } from '../src/speech/align/long/recognize.ts';
 import { spokenWords } from '../src/speech/align/long/book-lm.ts';
 import { ISLAND_SECONDS, islandsToHear } from '../src/speech/align/long/islands.ts';
 import { buildTextIndex, DEFAULT_PACE } from '../src/speech/align/long/anchors.ts';
@@ -50,6 +50,23 @@ describe('long recordings: recogniser runs', () => {
       { word: 'world', start: 0.41, end: 0.81 },
       { word: 'next', start: 4.06, end: 4.31 },
     ]);
+  });
+
+  it('pronounces the book\'s words its model\'s dictionary lacks (names, numbers, a URL\'s letters) by eSpeak, in that model\'s phones, and keeps the dictionary\'s own', async () => {
+    const en = await bookDictionary(['mars', 'ogilvy', '1894', 'www', '—'], 'en-US');
+    // CMUdict's entry, alternates kept
+    expect(en.get('mars')).toEqual(['M AA R Z']);
+    // eSpeak's readings mapped to CMUdict's phones: the recogniser can hear them (until round 13 it could not)
+    expect(en.get('ogilvy')![0]).toMatch(/G AH L V IY$/);
+    expect(en.get('1894')![0]).toMatch(/N AY N T IY F (AO|OW) R$/);
+    expect(en.get('www')![0]).toMatch(/^(D AH B AH L Y UW ?){3}$/);
+    for (const p of [...en.values()].flat()) expect(p).toMatch(/^[A-Z]+( [A-Z]+)*$/);
+    // a symbol eSpeak reads as nothing is left out: aligned, never recognised
+    expect(en.has('—')).toBe(false);
+    const fr = await bookDictionary(['maison', 'ogilvy'], 'fr-CA');
+    expect(fr.get('maison')).toBeDefined();
+    // eSpeak reads the name by English rules, "(en)ˈɒɡɪlvi(fr)": the marks' letters are no phones (they were "ei nn … ff rr")
+    expect(fr.get('ogilvy')![0]).toMatch(/^oo gg ii ll vv ii$/);
   });
 
   it('recognises French with soundswallower\'s fr-fr model, its front-end settings on the command line; French elisions are words of their own', () => {

@@ -24,6 +24,8 @@ export const ESPEAK_HELPER = path.join(PROJECT_ROOT, 'build', 'Release', 'lecter
 
 /** eSpeak NG's default speaking rate, words per minute. */
 const DEFAULT_RATE = 175;
+/** eSpeak's language-switch marks in its IPA output: "(en)", "(fr)", "(es-la)", "(hy)". */
+const LANGUAGE_SWITCH = /\([a-z]{2,3}(?:-[a-z0-9]+)*\)/gu;
 
 interface Frame {
   type: string;
@@ -194,7 +196,9 @@ export class EspeakProcess {
       .filter((f) => f.type === 'C')
       .map((f) => ({
         text: body.subarray(f.payload.readInt32LE(0), f.payload.readInt32LE(4)).toString('utf8'),
-        ipa: f.payload.subarray(8).toString('utf8'),
+        // eSpeak marks a word it reads in another language's rules with that language, "(en)ˈɒɡɪlvi(fr)":
+        // the marks are no sounds (piper-phonemize drops them too); kept, their letters became phones
+        ipa: f.payload.subarray(8).toString('utf8').replace(LANGUAGE_SWITCH, ''),
       }));
   }
 
