@@ -13,6 +13,8 @@ import * as native from '../src/native/index.ts';
 import { ipaToPhones } from '../src/speech/align/phones.ts';
 import { readingOf, textGrammar } from '../src/speech/align/hmm.ts';
 import { SpeechInputError } from '../src/speech/types.ts';
+import { spokenForms } from '../src/speech/spoken-forms.ts';
+import { createTtsBackend } from '../src/speech/tts/backends.ts';
 import { tokenizeWords } from '../src/speech/words.ts';
 import { decodeWav } from '../src/media/wav.ts';
 import { decodeRecordingFile, RATE, readSamples } from '../src/speech/align/long/audio.ts';
@@ -237,6 +239,26 @@ describe('hmm aligner (PocketSphinx HMM forced alignment + refinement, real spee
     expect(hmm.skips!('es')).toBe(true);
     await expect(hmm.align(new Float32Array(0), 16000, 'hello', 'en-US')).rejects.toThrow(SpeechInputError);
   });
+
+  it('pronounces a year as it is read ("in 1894," as "eighteen ninety-four"): the same times as the words said, where eSpeak\'s count put the next word on the wrong sound', async () => {
+    // Piper reads the spoken form (as Lectern's narration gives it); hmm aligns the source text
+    const tts = await createTtsBackend('piper', { modelsDir: 'models', device: 'cpu' });
+    const sentences = ['By the summer of 1776 the colonies had declared their independence.', 'She was born in 1852 and died in 1921 at her home.', 'From 1914 to 1918 the war took everything.', 'The company was founded in 1837 by two brothers.', 'In 1666 a great fire burned the city.'];
+    for (const src of sentences) {
+      const forms = spokenForms(src, 'en-US');
+      expect(forms.text).not.toBe(src);
+      const [out] = await tts.synthesize([{ text: forms.text, language: 'en-US' }]);
+      const said = await hmm.align(out!.samples, out!.sampleRate, forms.text, 'en-US');
+      const words = await hmm.align(out!.samples, out!.sampleRate, src, 'en-US');
+      let at = 0;
+      words.forEach((w, i) => {
+        const n = forms.counts[i]!;
+        expect(Math.abs(w.start - said[at]!.start), `${src}: ${w.word} starts`).toBeLessThan(0.03);
+        expect(Math.abs(w.end - said[at + n - 1]!.end), `${src}: ${w.word} ends`).toBeLessThan(0.03);
+        at += n;
+      });
+    }
+  }, 60_000);
 
   it('covers English with the bundled 8 kHz model (closer boundaries, bench/align-ideas.ts models), Debian\'s 16 kHz model installed beside it, and French with the bundled model', () => {
     expect(modelFor('en-GB', 16000)?.name).toBe('en-us-8k');

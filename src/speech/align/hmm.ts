@@ -11,6 +11,7 @@ import * as nativeAddon from '../../native/index.ts';
 import * as reference from '../../native/reference.ts';
 import { EspeakProcess, buildVoiceTable, voiceForLanguage, type VoiceTable } from '../tts/espeak.ts';
 import { MissingModelError, SpeechInputError, type AlignedWord, type Aligner, type AlignOptions } from '../types.ts';
+import { spokenForms } from '../spoken-forms.ts';
 import { tokenizeWords } from '../words.ts';
 import { borrowedModel, hmmLanguages, installedAcousticModels, modelFor, primaryLanguage, type AcousticModel } from './acoustic-models.ts';
 import { ipaToPhones } from './phones.ts';
@@ -220,14 +221,37 @@ async function espeakPhones(st: HmmState, text: string, language: string, m: Loa
 /** Whether the model is the language's own (else borrowed for it: AlignOptions.borrowModel). */
 const ownModel = (m: LoadedModel, language: string): boolean => m.model.language === primaryLanguage(language);
 
-/** The dictionary word for a token: the dictionary's own, its parts joined, or eSpeak's pronunciation added as a new word. */
-async function pronounce(st: HmmState, token: string, language: string, m: LoadedModel): Promise<string | null> {
+/**
+ * The dictionary word for a token: the dictionary's own, its parts joined, or eSpeak's
+ * pronunciation added as a new word. Given its spoken form (`said`: "18 94" for a year, "3
+ * dollars 50", "Chapter 4"; src/speech/spoken-forms.ts), a new word read so, with the token's
+ * own reading as its alternate: eSpeak reads "1894" as "one thousand eight hundred ninety-four",
+ * which a narrator does not say, and the search then gave the year the next word's sound.
+ */
+async function pronounce(st: HmmState, token: string, language: string, m: LoadedModel, said?: string): Promise<string | null> {
   const norm = normaliseToken(token);
   // a borrowed model's dictionary is of another language: every word is eSpeak's reading in its own
   const own = ownModel(m, language);
-  const key = own ? norm : `${primaryLanguage(language)}:${norm}`;
+  const key = `${own ? norm : `${primaryLanguage(language)}:${norm}`}${said ? `=${said}` : ''}`;
   const seen = m.prons.get(key);
   if (seen !== undefined) return seen;
+  if (said) {
+    const parts: string[] = [];
+    for (const w of said.split(' ')) {
+      const dw = await pronounce(st, w, language, m);
+      if (dw) parts.push(m.decoder.lookup_word(dw)!);
+    }
+    const own = await pronounce(st, token, language, m);
+    const ownPhones = own ? m.decoder.lookup_word(own) : null;
+    const phones = parts.join(' ');
+    let word = own;
+    if (phones && phones !== ownPhones) {
+      word = addWord(m, phones);
+      if (ownPhones) m.decoder.add_words([`${word}(2)`, ownPhones]);
+    }
+    m.prons.set(key, word);
+    return word;
+  }
   const d = m.decoder;
   let word: string | null = null;
   if (own && norm && d.lookup_word(norm) !== null) word = norm;
@@ -395,7 +419,14 @@ async function decodeAll(st: HmmState, samples: Float32Array, sampleRate: number
   const m = await modelLoaded(st, model);
   const audio = sampleRate === RATE ? samples : st.native.resample(samples, sampleRate, RATE);
   const dictWords: (string | null)[] = [];
-  for (const t of tokens) dictWords.push(await pronounce(st, t.word, language, m));
+  // a token read as the narration reads it where the spoken-form rules rewrite it ("in 1894," → "in 18 94,")
+  const forms = spokenForms(text, language);
+  const said = tokenizeWords(forms.text).map((t) => t.word);
+  let at = 0;
+  for (const [i, t] of tokens.entries()) {
+    const form = said.slice(at, (at += forms.counts[i]!)).join(' ');
+    dictWords.push(await pronounce(st, t.word, language, m, form !== t.word ? form : undefined));
+  }
   const spoken = dictWords.filter((w): w is string => w !== null);
   // the options' token ranges as ranges of the spoken words
   let n = 0;
