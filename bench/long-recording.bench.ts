@@ -15,13 +15,14 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { decodeAudio, ffmpegInput } from '../src/media/ffmpeg.ts';
+import { decodeAudio } from '../src/media/ffmpeg.ts';
 import { resample } from '../src/native/index.ts';
 import { alignRecording, type RecordingAlignment } from '../src/speech/align/long/recording.ts';
 import { createAligner, defaultAlignerThreads } from '../src/speech/align/aligners.ts';
 import { createLocalSpeech } from '../src/speech/local.ts';
 import { tokenizeWords } from '../src/speech/words.ts';
 import { skipQuick } from './quick.ts';
+import { cpuSeconds, joinParts, rng, shuffle, writeMp3 } from './recording-build.ts';
 import { IVR, ivrPrompts, largeMessyBook, librivoxClips, skipFindings, skippedWordCount, smallMessyBook, spotCheck, type BookPart } from '../test/helpers/messy-book.ts';
 
 const args = process.argv.slice(2);
@@ -43,24 +44,6 @@ interface Manifest {
   words: string[];
   refs: ({ file: number; start: number; end: number } | null)[];
   seconds: number;
-}
-
-function rng(seed: number) {
-  return () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
-}
-function shuffle<T>(xs: T[], rand: () => number): T[] {
-  const a = [...xs];
-  for (let i = a.length - 1; i > 0; i--) {
-    const j = Math.floor(rand() * (i + 1));
-    [a[i], a[j]] = [a[j]!, a[i]!];
-  }
-  return a;
-}
-
-async function writeMp3(samples: Float32Array, out: string) {
-  const enc = ffmpegInput(['-y', '-f', 'f32le', '-ar', String(RATE), '-ac', '1', '-i', 'pipe:0', '-c:a', 'libmp3lame', '-b:a', '32k', out]);
-  for (let i = 0; i < samples.length; i += RATE * 10) await enc.write(Buffer.from(samples.buffer, samples.byteOffset + i * 4, Math.min(RATE * 10, samples.length - i) * 4));
-  await enc.end();
 }
 
 /** Builds the hour (run in its own process so that its buffers do not count in the measured peak). */
@@ -98,13 +81,10 @@ async function buildHour(): Promise<void> {
   const refs: Manifest['refs'] = [];
   for (let c = 0; c < chapters.length; c++) {
     const ch = chapters[c]!;
-    const samples = new Float32Array(ch.length);
-    let off = 0;
-    for (const p of ch.parts) (samples.set(p, off), (off += p.length));
     const g = given[c]!;
     files[g] = path.join(DIR, `chapter-${String.fromCharCode(97 + g)}.mp3`);
     trueOrder.push(g);
-    await writeMp3(samples, files[g]!);
+    await writeMp3(joinParts(ch.parts), RATE, '32k', files[g]!);
     for (const { unit, at, speed } of ch.units) {
       tokenizeWords(unit.text!).forEach((t, i) => {
         words.push(t.word);
@@ -145,12 +125,6 @@ function score(r: RecordingAlignment, refs: Manifest['refs'], spoken?: boolean[]
   return out;
 }
 
-/** CPU seconds of this process and of its finished children (recognisers, ffmpeg, eSpeak helpers once closed): what a loaded machine does not inflate as it does wall time. */
-function cpuSeconds(): number {
-  const f = fs.readFileSync('/proc/self/stat', 'utf8').split(') ')[1]!.split(' ');
-  return (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / 100;
-}
-
 let aligner = await createAligner(alignerName, { modelsDir: 'models', device: 'cpu', threads });
 // as the read-along pipeline does: dtw for a segment the chosen aligner finds no path through
 const fallbackAligner = await createAligner('dtw', { modelsDir: 'models', device: 'cpu' });
@@ -188,9 +162,7 @@ const cpu1 = cpuSeconds();
 const parts = [];
 for (const i of hour.trueOrder) parts.push(await decodeAudio(hour.files[i]!, RATE));
 const parts0 = parts.map((p) => p.length / RATE);
-const all = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
-let off = 0;
-for (const p of parts) (all.set(p, off), (off += p.length));
+const all = joinParts(parts);
 parts.length = 0;
 // the baseline is plain dtw whatever the per-segment aligner (an HMM on one hour in one piece is impractical)
 const baseWords = await fallbackAligner.align(all, RATE, hour.words.join(' '), 'en-US');

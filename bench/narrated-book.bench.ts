@@ -28,7 +28,7 @@ import path from 'node:path';
 import ort from 'onnxruntime-node';
 import { readEpub } from '../src/documents/epub.ts';
 import { sourceWords } from '../src/documents/types.ts';
-import { decodeAudio, ffmpegInput } from '../src/media/ffmpeg.ts';
+import { decodeAudio } from '../src/media/ffmpeg.ts';
 import { createAligner, defaultAlignerThreads } from '../src/speech/align/aligners.ts';
 import { alignRecording } from '../src/speech/align/long/recording.ts';
 import { splitSentences } from '../src/speech/sentences.ts';
@@ -39,6 +39,7 @@ import { tokenizeWords } from '../src/speech/words.ts';
 import type { HandWord } from '../test/fixtures/alignment/hand/references.ts';
 import { oneToOne, spaceMidpoints } from './piper-exact.ts';
 import { QUICK } from './quick.ts';
+import { cpuSeconds, joinParts, rng, shuffle, writeMp3 } from './recording-build.ts';
 
 const root = path.join(import.meta.dirname, '..');
 const args = process.argv.slice(2);
@@ -71,16 +72,6 @@ interface Manifest {
   sentences: { file: number; first: number; last: number; start: number; end: number }[];
   seconds: number;
   prefaceSeconds: number;
-}
-
-function rng(s: number) {
-  return () => (s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
-}
-
-async function writeMp3(samples: Float32Array, rate: number, out: string) {
-  const enc = ffmpegInput(['-y', '-f', 'f32le', '-ar', String(rate), '-ac', '1', '-i', 'pipe:0', '-c:a', 'libmp3lame', '-b:a', '64k', out]);
-  for (let i = 0; i < samples.length; i += rate * 10) await enc.write(Buffer.from(samples.buffer, samples.byteOffset + i * 4, Math.min(rate * 10, samples.length - i) * 4));
-  await enc.end();
 }
 
 /** Reads the book with Piper into DIR (in its own process, so that its buffers do not count in the measured peak). */
@@ -155,23 +146,14 @@ async function build(): Promise<void> {
     total += ch.length;
   }
   // upload order: shuffled; the manifest's file indices are reading order until remapped here
-  const rand = rng(seed);
-  const given = chapters.map((_, i) => i);
-  for (let i = given.length - 1; i > 0; i--) {
-    const j = Math.floor(rand() * (i + 1));
-    [given[i], given[j]] = [given[j]!, given[i]!];
-  }
+  const given = shuffle(chapters.map((_, i) => i), rng(seed));
   m.files = new Array(chapters.length);
   for (let c = 0; c < chapters.length; c++) {
-    const ch = chapters[c]!;
-    const samples = new Float32Array(ch.length);
-    let off = 0;
-    for (const p of ch.parts) (samples.set(p, off), (off += p.length));
     const g = given[c]!;
     // numbered in reading order, as an audiobook's tracks are; handed over in another order
     m.files[g] = path.join(DIR, `track-${String(c + 1).padStart(2, '0')}.mp3`);
     m.trueOrder.push(g);
-    await writeMp3(samples, rate, m.files[g]!);
+    await writeMp3(joinParts(chapters[c]!.parts), rate, '64k', m.files[g]!);
   }
   for (const r of m.refs) if (r) r.file = given[r.file]!;
   for (const s of m.sentences) s.file = given[s.file]!;
@@ -191,11 +173,6 @@ if (!fs.existsSync(path.join(DIR, 'manifest.json'))) {
 const book = JSON.parse(fs.readFileSync(path.join(DIR, 'manifest.json'), 'utf8')) as Manifest;
 // equal counts of words and phoneme words are not enough: each token must be one phoneme word
 for (const s of book.sentences) if (book.refs[s.first] && !(await oneToOne(book.words.slice(s.first, s.last + 1)))) book.refs.fill(null, s.first, s.last + 1);
-
-function cpuSeconds(): number {
-  const f = fs.readFileSync('/proc/self/stat', 'utf8').split(') ')[1]!.split(' ');
-  return (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / 100;
-}
 
 interface Edges { start: number[]; end: number[]; pause: number[]; running: number[] }
 const edges = (): Edges => ({ start: [], end: [], pause: [], running: [] });

@@ -241,10 +241,10 @@ async function pronounce(st: HmmState, token: string, language: string, m: Loade
       const dw = await pronounce(st, w, language, m);
       if (dw) parts.push(m.decoder.lookup_word(dw)!);
     }
-    const own = await pronounce(st, token, language, m);
-    const ownPhones = own ? m.decoder.lookup_word(own) : null;
+    const asWritten = await pronounce(st, token, language, m);
+    const ownPhones = asWritten ? m.decoder.lookup_word(asWritten) : null;
     const phones = parts.join(' ');
-    let word = own;
+    let word = asWritten;
     if (phones && phones !== ownPhones) {
       word = addWord(m, phones);
       if (ownPhones) m.decoder.add_words([`${word}(2)`, ownPhones]);
