@@ -228,6 +228,19 @@ if (args.includes('--details')) {
     console.log(`    untimed ${i}-${j}${near ? ` (file ${near.file} ~${near.start.toFixed(1)} s)` : ''}: ${book.words.slice(i, j + 1).join(' ').slice(0, 200)}`);
     i = j;
   }
+  // runs of read words timed more than half a second from their reference: in the wrong place
+  for (let i = 0; i < res.words.length; i++) {
+    const off = (k: number) => {
+      const w = res.words[k], ref = book.refs[k];
+      return !!w && !!ref && (w.file !== ref.file || Math.abs(w.start - ref.start) > 0.5 || Math.abs(w.end - ref.end) > 0.5);
+    };
+    if (!off(i)) continue;
+    let j = i;
+    while (j + 1 < res.words.length && off(j + 1)) j++;
+    const w = res.words[i]!, ref = book.refs[i]!;
+    console.log(`    off ${i}-${j} (file ${w.file} at ${w.start.toFixed(1)} s, reference file ${ref.file} at ${ref.start.toFixed(1)} s): ${book.words.slice(i, j + 1).join(' ').slice(0, 200)}`);
+    i = j;
+  }
   for (const [a, b] of res.skippedSentences) console.log(`    found skipped ${a}-${b}: ${book.words.slice(a, b + 1).join(' ')}`);
   res.files.forEach((f, k) => console.log(`    file ${k} ${path.basename(book.files[k]!)}: ${JSON.stringify(f).slice(0, 240)}`));
 }

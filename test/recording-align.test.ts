@@ -38,18 +38,26 @@ describe('long recordings: recogniser runs', () => {
     }
     expect(balancedBatches([], 2)).toEqual([]);
   });
-  it('reads the recogniser\'s word times, leaving out an utterance whose times run into the next one\'s', () => {
+  it('reads the recogniser\'s word times, leaving out an utterance whose times run into the next one\'s or into the silence between windows', () => {
     const out = [
       'hello world', '<s> 0.000 0.100 1.0', 'hello 0.110 0.400 0.9', 'world(2) 0.410 0.800 0.8', '</s> 0.810 0.900 1.0',
       // this utterance's times run past the next one's start: its words would land in the next window
       'late words', '<s> 3.000 3.050 1.0', 'late 3.060 3.500 0.9', '<sil> 3.510 3.600 1.0', 'words 3.610 4.400 0.9', '</s> 4.410 4.500 1.0',
       'next', '<s> 4.000 4.050 1.0', 'next 4.060 4.300 0.9', '[NOISE] 4.310 4.400 1.0', '</s> 4.410 4.600 1.0',
     ].join('\n');
-    expect(wordTimes(out).map((w) => ({ ...w, start: +w.start.toFixed(3), end: +w.end.toFixed(3) }))).toEqual([
+    const r = wordTimes(out);
+    expect(r.words.map((w) => ({ ...w, start: +w.start.toFixed(3), end: +w.end.toFixed(3) }))).toEqual([
       { word: 'hello', start: 0.11, end: 0.41 },
       { word: 'world', start: 0.41, end: 0.81 },
       { word: 'next', start: 4.06, end: 4.31 },
     ]);
+    // where the left-out utterance was reported (its window is heard again alone)
+    expect(r.late.map(([a, b]) => [+a.toFixed(2), +b.toFixed(2)])).toEqual([[3, 4.51]]);
+    // the last utterance of a stream, late: its words run into the silence put after the window
+    const tail = ['early', 'early 0.500 0.900 1.0', 'late tail', 'late 9.200 9.600 0.9', 'tail 9.610 10.400 0.9', '<sil> 10.410 11.000 1.0'].join('\n');
+    expect(wordTimes(tail, [[10, 11]]).words.map((w) => w.word)).toEqual(['early']);
+    // a filler in that silence is what the recogniser should hear there
+    expect(wordTimes(tail, [[10.5, 11]]).words.map((w) => w.word)).toEqual(['early', 'late', 'tail']);
   });
 
   it('pronounces the book\'s words its model\'s dictionary lacks (names, numbers, a URL\'s letters) by eSpeak, in that model\'s phones, and keeps the dictionary\'s own', async () => {

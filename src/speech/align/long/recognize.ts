@@ -44,6 +44,8 @@ const WINDOWS_PER_RUN = 30;
 const SEPARATOR = Buffer.alloc(RATE * 2);
 /** Seconds of a run's first window heard once before the run, to adapt the recogniser (see recognize). */
 const WARM_UP = 5;
+/** Seconds before its reported start that a late utterance may have begun (3.6 s seen). */
+const LATE_BY = 10;
 const FILLER = /^(<.*>|\[.*\]|\+\+.*\+\+)$/;
 
 export interface BookRecognizerOptions {
@@ -184,53 +186,70 @@ export function createBookRecognizer(words: Iterable<string>, opts: BookRecogniz
       const batches = balancedBatches(windows, processes);
       let next = 0;
       let done = 0;
+      /**
+       * One pocketsphinx_continuous run over the windows `ws` as one stream: each window with its
+       * context, then a second of silence so that the recogniser's voice detector closes the
+       * utterance; times map back through `at`. Returns the windows whose stream held an
+       * utterance reported late (see wordTimes).
+       */
+      const decodeStream = async (ws: number[], warmUp: boolean): Promise<Set<number>> => {
+        const parts: Buffer[] = [];
+        const at: { w: number; streamStart: number; from: number }[] = [];
+        // the separators' stretches of the stream: silence put there, where no word can be
+        const separators: [number, number][] = [];
+        let t = 0;
+        const append = (pcm: Buffer) => {
+          parts.push(pcm, SEPARATOR);
+          t += pcm.length / 2 / RATE;
+          separators.push([t, (t += SEPARATOR.length / 2 / RATE)]);
+        };
+        if (warmUp) {
+          // warm-up: the run's first window once before it, its words dropped (they map to no
+          // slot). The recogniser's cepstral mean starts from a default and adapts as it hears;
+          // without this the first window of every run is heard worse (measured on the small
+          // messy book: 78 of 93 spoken words timed with two cold runs, against 86 with one)
+          const win = windows[ws[0]!]!;
+          append(readPcm(decoded[win.file]!, win.start, Math.min(win.end, win.start + WARM_UP)));
+        }
+        for (const w of ws) {
+          const win = windows[w]!;
+          const file = decoded[win.file]!;
+          const from = Math.max(0, win.start - CONTEXT), to = Math.min(file.duration, win.end + CONTEXT);
+          at.push({ w, streamStart: t, from });
+          append(readPcm(file, from, to));
+        }
+        // (a file, not a pipe: the program opens its -infile by name, and Node's pipes are sockets)
+        const stream = path.join(opts.workDir, `stream${runId++}.raw`);
+        fs.writeFileSync(stream, Buffer.concat(parts));
+        const { stdout } = await runTool(
+          'pocketsphinx_continuous',
+          ['-infile', stream, '-samprate', String(RATE), '-time', 'yes', '-hmm', files.hmm, '-lm', lmFile, '-dict', dictFile, '-logfn', '/dev/null', ...files.args, ...FAST_SEARCH],
+          { signal, what: 'pocketsphinx_continuous (Debian package pocketsphinx)' },
+        ).catch((e) => {
+          if (e instanceof ToolMissingError) throw new MissingModelError(e.message);
+          throw e;
+        }).finally(() => fs.rmSync(stream, { force: true }));
+        const slotAt = (time: number) => at.findLast((x) => x.streamStart <= time);
+        const { words, late } = wordTimes(stdout.toString('utf8'), separators);
+        for (const w of ws) out[w] = [];
+        for (const { word, start: s0, end: e0 } of words) {
+          const slot = slotAt((s0 + e0) / 2);
+          if (!slot) continue;
+          const win = windows[slot.w]!;
+          const start = slot.from + (s0 - slot.streamStart), end = slot.from + (e0 - slot.streamStart);
+          const m = (start + end) / 2;
+          if (m >= win.start && m < win.end) out[slot.w]!.push({ word, start, end });
+        }
+        // (reported late: the window it came from can lie before the reported start)
+        return new Set(late.flatMap(([s0, e0]) => at.filter((x, i) => x.streamStart < e0 && (at[i + 1]?.streamStart ?? Infinity) > s0 - LATE_BY).map((x) => x.w)));
+      };
       const worker = async () => {
         for (let b = next++; b < batches.length; b = next++) {
           await stop?.();
-          // one stream: each window with its context, then a second of silence so that the
-          // recogniser's voice detector closes the utterance; times map back through `at`
-          const parts: Buffer[] = [];
-          const at: { w: number; streamStart: number; from: number }[] = [];
-          let t = 0;
-          {
-            // warm-up: the run's first window once before it, its words dropped (they map to no
-            // slot). The recogniser's cepstral mean starts from a default and adapts as it hears;
-            // without this the first window of every run is heard worse (measured on the small
-            // messy book: 78 of 93 spoken words timed with two cold runs, against 86 with one)
-            const win = windows[batches[b]![0]!]!;
-            const pcm = readPcm(decoded[win.file]!, win.start, Math.min(win.end, win.start + WARM_UP));
-            parts.push(pcm, SEPARATOR);
-            t += (pcm.length + SEPARATOR.length) / 2 / RATE;
-          }
-          for (const w of batches[b]!) {
-            const win = windows[w]!;
-            const file = decoded[win.file]!;
-            const from = Math.max(0, win.start - CONTEXT), to = Math.min(file.duration, win.end + CONTEXT);
-            const pcm = readPcm(file, from, to);
-            at.push({ w, streamStart: t, from });
-            parts.push(pcm, SEPARATOR);
-            t += (pcm.length + SEPARATOR.length) / 2 / RATE;
-          }
-          // (a file, not a pipe: the program opens its -infile by name, and Node's pipes are sockets)
-          const stream = path.join(opts.workDir, `stream${runId++}.raw`);
-          fs.writeFileSync(stream, Buffer.concat(parts));
-          const { stdout } = await runTool(
-            'pocketsphinx_continuous',
-            ['-infile', stream, '-samprate', String(RATE), '-time', 'yes', '-hmm', files.hmm, '-lm', lmFile, '-dict', dictFile, '-logfn', '/dev/null', ...files.args, ...FAST_SEARCH],
-            { signal, what: 'pocketsphinx_continuous (Debian package pocketsphinx)' },
-          ).catch((e) => {
-            if (e instanceof ToolMissingError) throw new MissingModelError(e.message);
-            throw e;
-          }).finally(() => fs.rmSync(stream, { force: true }));
-          for (const { word, start: s0, end: e0 } of wordTimes(stdout.toString('utf8'))) {
-            const mid = (s0 + e0) / 2;
-            const slot = at.findLast((x) => x.streamStart <= mid);
-            if (!slot) continue;
-            const win = windows[slot.w]!;
-            const start = slot.from + (s0 - slot.streamStart), end = slot.from + (e0 - slot.streamStart);
-            const m = (start + end) / 2;
-            if (m >= win.start && m < win.end) out[slot.w]!.push({ word, start, end });
-          }
+          const late = await decodeStream(batches[b]!, true);
+          // a window whose utterance came back late is heard again alone, in a run of its own
+          // with no warm-up (the late reports seen followed a warm-up that ended in speech)
+          for (const w of late) await decodeStream([w], false);
           done += batches[b]!.length;
           onWindows?.(done);
         }
@@ -250,8 +269,13 @@ export function createBookRecognizer(words: Iterable<string>, opts: BookRecogniz
  * Such an utterance is dropped (the passes and islands hear that audio again). In the one case
  * looked into, the late utterance was the first of the two; dropping the second as well lost
  * words (French messy book: 96.8 → 95.7 % of spoken words timed, English unchanged).
+ * A late utterance with none after it shows by a word inside `silent` (stretches of the input
+ * that hold only the silence put between windows): the Live Systems Manual read aloud
+ * (bench/narrated-book.bench.ts) had its last window's utterance reported 3.6 s late, and the
+ * region's last 20 words were squeezed into the audio's last 6 s. `late` gives the reported
+ * stretches of the utterances left out, so that their windows can be heard again.
  */
-export function wordTimes(stdout: string): HeardWord[] {
+export function wordTimes(stdout: string, silent: [number, number][] = []): { words: HeardWord[]; late: [number, number][] } {
   const utterances: HeardWord[][] = [];
   let cur: HeardWord[] | null = null;
   for (const line of stdout.split('\n')) {
@@ -267,5 +291,10 @@ export function wordTimes(stdout: string): HeardWord[] {
   }
   const spans = utterances.map((u) => (u.length ? [u[0]!.start, u.at(-1)!.end] : null));
   const overlaps = (i: number, j: number) => !!spans[i] && !!spans[j] && spans[i]![1] > spans[j]![0] + 0.05;
-  return utterances.flatMap((u, i) => (overlaps(i, i + 1) ? [] : u.filter((w) => !FILLER.test(w.word))));
+  const inSilence = (u: HeardWord[]) => u.some((w) => !FILLER.test(w.word) && silent.some(([a, b]) => (w.start + w.end) / 2 > a && (w.start + w.end) / 2 < b));
+  const late = utterances.map((u, i) => u.length > 0 && (overlaps(i, i + 1) || inSilence(u)));
+  return {
+    words: utterances.flatMap((u, i) => (late[i] ? [] : u.filter((w) => !FILLER.test(w.word)))),
+    late: utterances.flatMap((u, i) => (late[i] ? [[u[0]!.start, u.at(-1)!.end] as [number, number]] : [])),
+  };
 }

@@ -865,7 +865,9 @@ function cutSegments(run: Run, claims: Claim[]): Segment[] {
     const { retaken, zones } = retakesOf(run, c);
     // a segment's share of the region's per-token marks
     const perToken = (a: number, b: number) => ({ anchored: anchored.subarray(a - keyToken[first.key]!, b - keyToken[first.key]! + 1), retaken: retaken.subarray(a - keyToken[first.key]!, b - keyToken[first.key]! + 1) });
-    let segStart = Math.max(0, first.start - PAD, heardBefore(first)?.end ?? 0);
+    // (a word heard before the first anchor can overlap it: one heard again as an island beside one heard before)
+    const before = heardBefore(first);
+    let segStart = Math.max(0, first.start - PAD, before && before.end <= first.start ? before.end : 0);
     let segFirstToken = keyToken[first.key]!;
     let segBegin = first;
     let cuts: Cut[] = [];
