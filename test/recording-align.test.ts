@@ -12,6 +12,7 @@ import { createAligner, type ClosableAligner } from '../src/speech/align/aligner
 import { balancedBatches, bookDictionary, recognizerModel, wordTimes } from '../src/speech/align/long/recognize.ts';
 import { spokenWords } from '../src/speech/align/long/book-lm.ts';
 import { ISLAND_SECONDS, islandsToHear } from '../src/speech/align/long/islands.ts';
+import { MAX_TITLE_GAP_KEYS, titleClaims } from '../src/speech/align/long/titles.ts';
 import { buildTextIndex, DEFAULT_PACE } from '../src/speech/align/long/anchors.ts';
 import { readEpub } from '../src/documents/epub.ts';
 import { createLocalSpeech, type Speech } from '../src/speech/local.ts';
@@ -163,6 +164,53 @@ describe('long recordings: reading order of files that match no text', () => {
     expect(readingOrder(files(3), [claim(0, 500), claim(2, 0)], ['audio.m4a', 'audio.m4a', 'audio.m4a']).order).toEqual([2, 0, 1]);
     // with no matched file the names contradict nothing: they decide
     expect(readingOrder(files(2), [], ['b.mp3', 'a.mp3']).order).toEqual([1, 0]);
+  });
+});
+
+describe('long recordings: title tracks (a heading read as a track of its own)', () => {
+  // the text: chapter one's last words, three headings, chapter two's first words
+  const keys = 'it was the end of the first part live systems manual about about this manual the second part begins here with more words'.split(' ');
+  const index = buildTextIndex(keys);
+  const pace = { ...DEFAULT_PACE, secondsPerChar: 0.07 };
+  const heardAs = (words: string, stretch = 0) => {
+    let t = 0.05;
+    return words.split(' ').filter(Boolean).map((word) => ({ word, stretch, start: t, end: (t += 0.07 * (word.length + 1)) }));
+  };
+  const region = (file: number, k0: number, k1: number) => ({ file, anchors: Array.from({ length: k1 - k0 + 1 }, (_, i) => ({ heard: i, key: k0 + i, start: i, end: i + 0.5, stretch: 0 })) });
+  // files: 0 = chapter one (keys 0..7), 1..3 = the headings' tracks, 4 = chapter two (keys 15..)
+  const claims = [region(0, 0, 7), region(4, 15, 22)];
+  const sequence = [0, 1, 2, 3, 4];
+  const keysOf = (c: { anchors: { key: number }[] }) => c.anchors.map((a) => keys[a.key]).join(' ');
+
+  it('matches each track\'s heard words, in turn, in the text between the matched files around it', () => {
+    const heard = [[], heardAs('live systems manual'), heardAs('about'), heardAs('about this manual'), []];
+    const got = titleClaims(sequence, heard, claims, index, pace);
+    expect(got.map((c) => [c.file, keysOf(c)])).toEqual([[1, 'live systems manual'], [2, 'about'], [3, 'about this manual']]);
+    // anchored at the heard words (their index in the track's heard list, their times)
+    expect(got[2]!.anchors.map((a) => [a.key, a.heard, +a.start.toFixed(2)])).toEqual([[12, 0, 0.05], [13, 1, 0.47], [14, 2, 0.82]]);
+  });
+
+  it('claims nothing where the place is unknown, the words are not the gap\'s, or too few to be more than chance', () => {
+    const heard = [[], heardAs('live systems manual'), heardAs('about'), heardAs('about this manual'), []];
+    // the names do not sort the matched files (no sequence): no track\'s place is known
+    expect(titleClaims(null, heard, claims, index, pace)).toEqual([]);
+    // a tune heard as "the", credits heard as other words, a title misheard ("user" as "use a")
+    const other = [[], heardAs('the'), heardAs('read by a volunteer for the public domain'), heardAs('use a'), []];
+    expect(titleClaims(sequence, other, claims, index, pace)).toEqual([]);
+    // the words heard, but in far less time than they take at the reader\'s pace (a chance match)
+    const quick = [[], [{ word: 'live', start: 0, end: 0.05, stretch: 0 }, { word: 'systems', start: 0.05, end: 0.1, stretch: 0 }, { word: 'manual', start: 0.1, end: 0.15, stretch: 0 }], [], [], []];
+    expect(titleClaims(sequence, quick, claims, index, pace)).toEqual([]);
+    // a gap of more text than a few headings: the tracks between are chapters the recogniser missed, not titles
+    const long = buildTextIndex([...keys.slice(0, 8), ...Array.from({ length: MAX_TITLE_GAP_KEYS }, (_, i) => `filler${i}`), ...keys.slice(8)]);
+    const far = [region(0, 0, 7), region(4, 15 + MAX_TITLE_GAP_KEYS, 22 + MAX_TITLE_GAP_KEYS)];
+    expect(titleClaims(sequence, heard, far, long, pace)).toEqual([]);
+  });
+
+  it('finds a track before the first matched file in the text just before it', () => {
+    // an opening track reads the book's title; chapter one (keys 8..) is matched
+    const heard = [heardAs('live systems manual'), [], [], [], []];
+    const got = titleClaims([0, 4], heard, [region(4, 15, 22)], index, pace);
+    expect(got.map((c) => [c.file, keysOf(c)])).toEqual([[0, 'live systems manual']]);
   });
 });
 

@@ -24,6 +24,7 @@ import { spokenWords } from './book-lm.ts';
 import { bookDictionary, createBookRecognizer, type AudioWindow, type BookRecognizer, type HeardWord } from './recognize.ts';
 import { islandsToHear, type Island } from './islands.ts';
 import { RECORDING_LANGUAGES, recordingLanguageSupported } from './languages.ts';
+import { titleClaims } from './titles.ts';
 
 export { probeRecordingFile, RecordingInputError } from './audio.ts';
 
@@ -364,7 +365,12 @@ export async function alignRecording(opts: AlignRecordingOptions): Promise<Recor
     const pace = await hearIslands(run, workDir, located.pace, located.dictionary);
     const claims = claimRegions(files);
     growToSentenceEdges(run, claims, pace);
-    const { order, offsets } = readingOrder(files, claims, opts.names ?? opts.files.map((f) => path.basename(f)));
+    const names = opts.names ?? opts.files.map((f) => path.basename(f));
+    // title tracks: placed by their names, matched word by word in the text between their neighbours
+    const titles = titleClaims(readingOrder(files, claims, names).byName, files.map((f) => f.heard), claims, run.index, pace);
+    claims.push(...titles);
+    growToSentenceEdges(run, claims, pace, titles, true);
+    const { order, offsets } = readingOrder(files, claims, names);
     const segments = cutSegments(run, claims);
     const timed = await timeSegments(run, segments, offsets);
     return report(run, { ...timed, order, offsets, claims, segments, heardMatched, perMinute, decodedSeconds });
@@ -712,16 +718,17 @@ export function claimRegions(files: Pick<FileState, 'runs'>[]): Claim[] {
  * name); a region grows to its sentence's edge when there is heard speech beside it, no
  * further than a pause away, that lasts about as long as those words take at the reader's pace.
  */
-function growToSentenceEdges(run: Run, claims: Claim[], pace: Pace): void {
+function growToSentenceEdges(run: Run, claims: Claim[], pace: Pace, grow: Claim[] = claims, atBlockEnds = false): void {
   const { opts, files, keys, keyToken, index } = run;
-  const endsSentence = (token: number) => isSentenceEnd(opts.words[token]!);
+  // (a title track's region stops at its heading's end too: the next heading is the next track's)
+  const endsSentence = (token: number) => isSentenceEnd(opts.words[token]!) || (atBlockEnds && run.endsSentence[token] === 1);
   const keyTaken = (k: number, self: Claim) => claims.some((o) => o !== self && k >= o.anchors[0]!.key && k <= o.anchors.at(-1)!.key);
   const heardTaken = (fi: number, h: HeardIn, self: Claim) => claims.some((o) => o !== self && o.file === fi && h.end > o.anchors[0]!.start && h.start < o.anchors.at(-1)!.end);
   const fitsPace = (chars: number, seconds: number) => {
     const pred = chars * pace.secondsPerChar;
     return seconds >= 0.5 * pred - 0.3 && seconds <= 2 * pred + 0.3;
   };
-  for (const c of claims) {
+  for (const c of grow) {
     const f = files[c.file]!;
     const first = c.anchors[0]!;
     let k = first.key;
@@ -787,9 +794,9 @@ const byName = new Intl.Collator(undefined, { numeric: true, sensitivity: 'base'
  * Files by the first book word they hold, and each file's start on the joined timeline. A file
  * holding no book word (music, credits) goes after its predecessor in the order of the names
  * when the names sort the other files as their words do (numbered tracks, whatever order they
- * were uploaded in), else after its predecessor in upload order.
+ * were uploaded in; `byName` is then that order, else null), else after its predecessor in upload order.
  */
-export function readingOrder(files: { decoded: { index: number; duration: number } }[], claims: Pick<Claim, 'file' | 'anchors'>[], names: string[]): { order: number[]; offsets: Map<number, number> } {
+export function readingOrder(files: { decoded: { index: number; duration: number } }[], claims: Pick<Claim, 'file' | 'anchors'>[], names: string[]): { order: number[]; offsets: Map<number, number>; byName: number[] | null } {
   const firstKey = new Map<number, number>();
   for (const c of claims) firstKey.set(c.file, Math.min(firstKey.get(c.file) ?? Infinity, c.anchors[0]!.key));
   const uploadOrder = files.map((f) => f.decoded.index);
@@ -808,7 +815,7 @@ export function readingOrder(files: { decoded: { index: number; duration: number
   const offsets = new Map<number, number>();
   let acc = 0;
   for (const i of order) (offsets.set(i, acc), (acc += files[i]!.decoded.duration));
-  return { order, offsets };
+  return { order, offsets, byName: namesAgree ? nameOrder : null };
 }
 
 /**
