@@ -260,6 +260,29 @@ describe('hmm aligner (PocketSphinx HMM forced alignment + refinement, real spee
     }
   }, 60_000);
 
+  it('pronounces every written token by its own reading, whatever the decoder met before ("#" after "—", "100%" after "100")', async () => {
+    // a fresh decoder, and symbols in the order that broke it: every token whose letters-and-digits
+    // form was empty ("—", "#") shared one pronunciation, the first one met, and so did "100" and "100%"
+    const fresh = await createAligner('hmm', { modelsDir: 'models', device: 'cpu' });
+    const tts = await createTtsBackend('piper', { modelsDir: 'models', device: 'cpu' });
+    try {
+      const first = await tts.synthesize([{ text: 'He paused — then he paid 100 dollars.', language: 'en-US' }]);
+      await fresh.align(first[0]!.samples, first[0]!.sampleRate, 'He paused — then he paid 100 dollars.', 'en-US');
+      // Piper reads the symbols as eSpeak does: "hash", "percent"
+      const src = 'Press # twice and prices rose 100% today.';
+      const [out] = await tts.synthesize([{ text: src, language: 'en-US' }]);
+      const words = await fresh.align(out!.samples, out!.sampleRate, src, 'en-US');
+      const said = await hmm.align(out!.samples, out!.sampleRate, 'Press hash twice and prices rose one hundred percent today.', 'en-US');
+      const hash = words[1]!, percent = words[6]!, today = words[7]!;
+      expect(hash.end - hash.start, '"#" is heard as "hash"').toBeGreaterThan(0.15);
+      expect(Math.abs(hash.start - said[1]!.start)).toBeLessThan(0.03);
+      expect(Math.abs(percent.end - said[8]!.end), '"100%" ends with "percent"').toBeLessThan(0.03);
+      expect(Math.abs(today.start - said[9]!.start)).toBeLessThan(0.03);
+    } finally {
+      await fresh.close();
+    }
+  }, 60_000);
+
   it('covers English with the bundled 8 kHz model (closer boundaries, bench/align-ideas.ts models), Debian\'s 16 kHz model installed beside it, and French with the bundled model', () => {
     expect(modelFor('en-GB', 16000)?.name).toBe('en-us-8k');
     expect(installedAcousticModels().map((m) => m.name)).toContain('en-us-16k');

@@ -230,9 +230,14 @@ const ownModel = (m: LoadedModel, language: string): boolean => m.model.language
  */
 async function pronounce(st: HmmState, token: string, language: string, m: LoadedModel, said?: string): Promise<string | null> {
   const norm = normaliseToken(token);
+  // what eSpeak reads when the dictionary has no entry: the token without quotes and brackets
+  const text = token.replace(/^[\s"'“”‘’«»()[\]{},;:]+|[\s"'“”‘’«»()[\]{},;:!?]+$/gu, '');
   // a borrowed model's dictionary is of another language: every word is eSpeak's reading in its own
   const own = ownModel(m, language);
-  const key = `${own ? norm : `${primaryLanguage(language)}:${norm}`}${said ? `=${said}` : ''}`;
+  // keyed by the written token too: every symbol ("—", "#", "&") has the same empty letters-only
+  // form, and "100%" has the letters of "100"; keyed by that alone, the first one a decoder met
+  // gave its reading to all the others ("#" read as "—", nothing: 1.2 s off in a narrated manual)
+  const key = `${own ? norm : `${primaryLanguage(language)}:${norm}`}|${text}${said ? `=${said}` : ''}`;
   const seen = m.prons.get(key);
   if (seen !== undefined) return seen;
   if (said) {
@@ -263,7 +268,6 @@ async function pronounce(st: HmmState, token: string, language: string, m: Loade
   }
   if (!word) {
     // names, numbers, symbols, coined words: eSpeak's reading, in the model's phones
-    const text = token.replace(/^[\s"'“”‘’«»()[\]{},;:]+|[\s"'“”‘’«»()[\]{},;:!?]+$/gu, '');
     const phones = text ? await espeakPhones(st, text, language, m) : [];
     word = phones.length ? addWord(m, phones.join(' ')) : null;
   }
