@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ffmpeg, ffprobe } from '../src/media/ffmpeg.ts';
 import { alignRecording, claimRegions, joinRuns, readingOrder, trimEdges, RecordingAlignmentStopped, RecordingInputError, RecordingMismatchError, type RecordingAlignment, type RecordingProgress } from '../src/speech/align/long/recording.ts';
 import { createAligner, type ClosableAligner } from '../src/speech/align/aligners.ts';
-import { balancedBatches, bookDictionary, recognizerModel, wordTimes } from '../src/speech/align/long/recognize.ts';
+import { balancedBatches, bookDictionary, createBookRecognizer, recognizerModel, segmentedWords, speechStretches } from '../src/speech/align/long/recognize.ts';
+import { decodeRecordingFile } from '../src/speech/align/long/audio.ts';
 import { spokenWords } from '../src/speech/align/long/book-lm.ts';
 import { ISLAND_SECONDS, islandsToHear } from '../src/speech/align/long/islands.ts';
 import { MAX_TITLE_GAP_KEYS, titleClaims } from '../src/speech/align/long/titles.ts';
@@ -39,26 +40,60 @@ describe('long recordings: recogniser runs', () => {
     }
     expect(balancedBatches([], 2)).toEqual([]);
   });
-  it('reads the recogniser\'s word times, leaving out an utterance whose times run into the next one\'s or into the silence between windows', () => {
+  it('reads pocketsphinx_batch\'s segmentation: times from each utterance\'s start, a word ending where the next segment starts, fillers and alternates\' marks dropped', () => {
     const out = [
-      'hello world', '<s> 0.000 0.100 1.0', 'hello 0.110 0.400 0.9', 'world(2) 0.410 0.800 0.8', '</s> 0.810 0.900 1.0',
-      // this utterance's times run past the next one's start: its words would land in the next window
-      'late words', '<s> 3.000 3.050 1.0', 'late 3.060 3.500 0.9', '<sil> 3.510 3.600 1.0', 'words 3.610 4.400 0.9', '</s> 4.410 4.500 1.0',
-      'next', '<s> 4.000 4.050 1.0', 'next 4.060 4.300 0.9', '[NOISE] 4.310 4.400 1.0', '</s> 4.410 4.600 1.0',
+      'run0-warm S 0 T -100 A -90 L -10 0 -5 0 <s> 3 -50 -5 ignored 40 -20 0 </s> 52',
+      'run0-7-0 S 0 T -23598 A -17753 L -5845 0 -65 0 <s> 23 -1504 -547 doing 49 -737 -156 so 66 -1077 -284 will(2) 79 -998 -162 [NOISE] 96 -10 0 <sil> 117 -1386 -433 harm 151 -486 -467 </s> 168',
+      'run0-8-0 S 0 T 0 A 0 L 0 0 0 0 <s> 12',
     ].join('\n');
-    const r = wordTimes(out);
-    expect(r.words.map((w) => ({ ...w, start: +w.start.toFixed(3), end: +w.end.toFixed(3) }))).toEqual([
-      { word: 'hello', start: 0.11, end: 0.41 },
-      { word: 'world', start: 0.41, end: 0.81 },
-      { word: 'next', start: 4.06, end: 4.31 },
+    const heard = segmentedWords(out);
+    expect([...heard.keys()]).toEqual(['run0-warm', 'run0-7-0', 'run0-8-0']);
+    expect(heard.get('run0-7-0')).toEqual([
+      { word: 'doing', start: 0.23, end: 0.49 },
+      { word: 'so', start: 0.49, end: 0.66 },
+      { word: 'will', start: 0.66, end: 0.79 },
+      { word: 'harm', start: 1.17, end: 1.51 },
     ]);
-    // where the left-out utterance was reported (its window is heard again alone)
-    expect(r.late.map(([a, b]) => [+a.toFixed(2), +b.toFixed(2)])).toEqual([[3, 4.51]]);
-    // the last utterance of a stream, late: its words run into the silence put after the window
-    const tail = ['early', 'early 0.500 0.900 1.0', 'late tail', 'late 9.200 9.600 0.9', 'tail 9.610 10.400 0.9', '<sil> 10.410 11.000 1.0'].join('\n');
-    expect(wordTimes(tail, [[10, 11]]).words.map((w) => w.word)).toEqual(['early']);
-    // a filler in that silence is what the recogniser should hear there
-    expect(wordTimes(tail, [[10.5, 11]]).words.map((w) => w.word)).toEqual(['early', 'late', 'tail']);
+    expect(heard.get('run0-8-0')).toEqual([]);
+  });
+
+  it('cuts a window into utterances at its pauses, by its sound over its own floor', () => {
+    // room tone, 0.6 s of tone, a 0.2 s dip (inside an utterance), 0.5 s of tone, 1 s of room tone, 0.4 s of tone, a click
+    const rate = 16000;
+    const parts: [number, number][] = [[0.5, 0.002], [0.6, 0.3], [0.2, 0.002], [0.5, 0.3], [1, 0.002], [0.4, 0.3], [0.5, 0.002], [0.03, 0.3], [0.5, 0.002]];
+    const total = parts.reduce((x, [d]) => x + d, 0);
+    const pcm = Buffer.alloc(2 * Math.round(total * rate));
+    let i = 0;
+    let seed = 7;
+    const noise = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31) * 2 - 1;
+    for (const [d, amp] of parts) for (let k = 0; k < Math.round(d * rate); k++, i++) pcm.writeInt16LE(Math.round(32767 * amp * (amp < 0.01 ? noise() : Math.sin(k * 0.3))), 2 * i);
+    const got = speechStretches(pcm).map(([x, y]) => [+x.toFixed(2), +y.toFixed(2)]);
+    // sound from 0.5 to 1.8 s and from 2.8 to 3.2 s, with 0.2 s kept before and 0.3 s after; the click is no utterance
+    expect(got).toEqual([[0.3, 2.1], [2.6, 3.5]]);
+  });
+
+  it('hears a window\'s words at their own times, whatever else its recogniser run holds (pocketsphinx_continuous reported some utterances seconds late)', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lectern-late-'));
+    try {
+      const decoded = await decodeRecordingFile(path.join(FIX, 'speech', 'jfk.wav'), 0, dir);
+      const text = 'and so my fellow americans ask not what your country can do for you ask what you can do for your country'.split(' ');
+      const rec = createBookRecognizer(text, { workDir: dir, sentences: [text], processes: 1 });
+      // the clip heard once as a whole window, and once after another window of itself that ends in speech
+      const [alone] = await rec.recognize([decoded], [{ file: 0, start: 0, end: decoded.duration }], {});
+      const [, after] = await rec.recognize([decoded], [{ file: 0, start: 3, end: 8 }, { file: 0, start: 0, end: decoded.duration }], {});
+      expect(alone!.length).toBeGreaterThan(15);
+      // every word heard in both is heard at the same time, within a frame or two, and inside the clip
+      const at = new Map(alone!.map((w) => [`${w.word}@${w.start.toFixed(1)}`, w.start]));
+      let same = 0;
+      for (const w of after!) {
+        const t = at.get(`${w.word}@${w.start.toFixed(1)}`);
+        if (t !== undefined) (same++, expect(Math.abs(w.start - t)).toBeLessThan(0.03));
+        expect(w.end).toBeLessThanOrEqual(decoded.duration + 1e-6);
+      }
+      expect(same).toBeGreaterThan(0.8 * alone!.length);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('pronounces the book\'s words its model\'s dictionary lacks (names, numbers, a URL\'s letters) by eSpeak, in that model\'s phones, and keeps the dictionary\'s own', async () => {

@@ -1,4 +1,4 @@
-// Where in the book is this stretch of audio? PocketSphinx (Debian's pocketsphinx_continuous)
+// Where in the book is this stretch of audio? PocketSphinx (Debian's pocketsphinx_batch)
 // decodes windows of the decoded files with the book's own language model: English with
 // Debian's en-us acoustic model, French with the fr-fr model bundled in soundswallower. Only
 // the words and their times are used, as anchors between audio and text; the word timings of
@@ -13,6 +13,7 @@ import { borrowedModel, installedAcousticModels, primaryLanguage } from '../acou
 import { arpaTrigram, dictionaryText, readDictionary } from './book-lm.ts';
 import { borrowedDictionary } from './borrowed.ts';
 import { RATE, readPcm, type DecodedFile } from './audio.ts';
+import { noiseFloor } from '../refine.ts';
 
 export interface AudioWindow {
   file: number;
@@ -34,18 +35,13 @@ export interface HeardWord {
  * with the defaults, and the book's sentences still come out word for word where the
  * speech is clear, which is all anchoring needs.
  */
-// (pocketsphinx_batch would read windows by frame range, but it drops silent frames before
-// decoding and so reports times early by every pause; pocketsphinx_continuous keeps time)
 const FAST_SEARCH = ['-fwdflat', 'no', '-bestpath', 'no', '-ds', '3', '-topn', '2', '-maxhmmpf', '1500', '-maxwpf', '5', '-pl_window', '5'];
 /** Seconds decoded on each side of a window for context; only words centred inside the window are kept. */
 const CONTEXT = 1;
 /** Windows per pocketsphinx_batch run: progress and stop requests are seen between runs. */
 const WINDOWS_PER_RUN = 30;
-const SEPARATOR = Buffer.alloc(RATE * 2);
 /** Seconds of a run's first window heard once before the run, to adapt the recogniser (see recognize). */
 const WARM_UP = 5;
-/** Seconds before its reported start that a late utterance may have begun (3.6 s seen). */
-const LATE_BY = 10;
 const FILLER = /^(<.*>|\[.*\]|\+\+.*\+\+)$/;
 
 export interface BookRecognizerOptions {
@@ -70,7 +66,7 @@ export interface BookRecognizer {
 }
 
 /**
- * Windows (in order) cut into runs of pocketsphinx_continuous: at most about WINDOWS_PER_RUN
+ * Windows (in order) cut into runs of pocketsphinx_batch: at most about WINDOWS_PER_RUN
  * each, a multiple of `processes` of them, of equal seconds, so that no process is left to
  * decode the last run alone (94 windows as 30+30+30+4 on 2 processes took 17.6 s wall where
  * 4 × 23.5 take 13.6 s; a pass of 30 windows ran on one process).
@@ -92,7 +88,7 @@ export function balancedBatches(windows: AudioWindow[], processes: number): numb
   return batches;
 }
 
-/** The acoustic model, dictionary and front-end settings pocketsphinx_continuous recognises a language with. */
+/** The acoustic model, dictionary and front-end settings pocketsphinx_batch recognises a language with. */
 export interface RecognizerModel {
   hmm: string;
   dict: string;
@@ -114,7 +110,7 @@ export const borrowsModel = (language: string): boolean => !['en', 'fr'].include
  * English: Debian's 16 kHz en-us model, the one the locate settings were measured with.
  * French: soundswallower's fr-fr model (8 kHz features, 130–3700 Hz, from 16 kHz audio as the
  * hmm aligner reads it). Its folder has soundswallower's feat_params.json, which
- * pocketsphinx_continuous does not read, so its settings go on the command line.
+ * pocketsphinx_batch does not read, so its settings go on the command line.
  * Any other language: the borrowed model (borrowed.ts), with the dictionary bookDictionary makes.
  */
 export function recognizerModel(language = 'en', modelDir?: string): RecognizerModel {
@@ -156,7 +152,9 @@ export async function bookDictionary(words: Iterable<string>, language: string, 
 }
 
 export function createBookRecognizer(words: Iterable<string>, opts: BookRecognizerOptions): BookRecognizer {
-  const files = recognizerModel(opts.language, opts.modelDir);
+  const model = recognizerModel(opts.language, opts.modelDir);
+  // live cepstral mean: carried from utterance to utterance of a run, as pocketsphinx_continuous had it
+  const files = liveCmn(model, opts.workDir);
   const wanted = new Set(words);
   const given = opts.dictionary;
   if (!given && borrowsModel(opts.language ?? 'en')) throw new Error(`a recogniser for "${opts.language}" needs the dictionary bookDictionary makes`);
@@ -186,70 +184,58 @@ export function createBookRecognizer(words: Iterable<string>, opts: BookRecogniz
       const batches = balancedBatches(windows, processes);
       let next = 0;
       let done = 0;
-      /**
-       * One pocketsphinx_continuous run over the windows `ws` as one stream: each window with its
-       * context, then a second of silence so that the recogniser's voice detector closes the
-       * utterance; times map back through `at`. Returns the windows whose stream held an
-       * utterance reported late (see wordTimes).
-       */
-      const decodeStream = async (ws: number[], warmUp: boolean): Promise<Set<number>> => {
-        const parts: Buffer[] = [];
-        const at: { w: number; streamStart: number; from: number }[] = [];
-        // the separators' stretches of the stream: silence put there, where no word can be
-        const separators: [number, number][] = [];
-        let t = 0;
-        const append = (pcm: Buffer) => {
-          parts.push(pcm, SEPARATOR);
-          t += pcm.length / 2 / RATE;
-          separators.push([t, (t += SEPARATOR.length / 2 / RATE)]);
-        };
-        if (warmUp) {
-          // warm-up: the run's first window once before it, its words dropped (they map to no
-          // slot). The recogniser's cepstral mean starts from a default and adapts as it hears;
-          // without this the first window of every run is heard worse (measured on the small
-          // messy book: 78 of 93 spoken words timed with two cold runs, against 86 with one)
-          const win = windows[ws[0]!]!;
-          append(readPcm(decoded[win.file]!, win.start, Math.min(win.end, win.start + WARM_UP)));
-        }
-        for (const w of ws) {
-          const win = windows[w]!;
-          const file = decoded[win.file]!;
-          const from = Math.max(0, win.start - CONTEXT), to = Math.min(file.duration, win.end + CONTEXT);
-          at.push({ w, streamStart: t, from });
-          append(readPcm(file, from, to));
-        }
-        // (a file, not a pipe: the program opens its -infile by name, and Node's pipes are sockets)
-        const stream = path.join(opts.workDir, `stream${runId++}.raw`);
-        fs.writeFileSync(stream, Buffer.concat(parts));
-        const { stdout } = await runTool(
-          'pocketsphinx_continuous',
-          ['-infile', stream, '-samprate', String(RATE), '-time', 'yes', '-hmm', files.hmm, '-lm', lmFile, '-dict', dictFile, '-logfn', '/dev/null', ...files.args, ...FAST_SEARCH],
-          { signal, what: 'pocketsphinx_continuous (Debian package pocketsphinx)' },
-        ).catch((e) => {
-          if (e instanceof ToolMissingError) throw new MissingModelError(e.message);
-          throw e;
-        }).finally(() => fs.rmSync(stream, { force: true }));
-        const slotAt = (time: number) => at.findLast((x) => x.streamStart <= time);
-        const { words, late } = wordTimes(stdout.toString('utf8'), separators);
-        for (const w of ws) out[w] = [];
-        for (const { word, start: s0, end: e0 } of words) {
-          const slot = slotAt((s0 + e0) / 2);
-          if (!slot) continue;
-          const win = windows[slot.w]!;
-          const start = slot.from + (s0 - slot.streamStart), end = slot.from + (e0 - slot.streamStart);
-          const m = (start + end) / 2;
-          if (m >= win.start && m < win.end) out[slot.w]!.push({ word, start, end });
-        }
-        // (reported late: the window it came from can lie before the reported start)
-        return new Set(late.flatMap(([s0, e0]) => at.filter((x, i) => x.streamStart < e0 && (at[i + 1]?.streamStart ?? Infinity) > s0 - LATE_BY).map((x) => x.w)));
-      };
       const worker = async () => {
         for (let b = next++; b < batches.length; b = next++) {
           await stop?.();
-          const late = await decodeStream(batches[b]!, true);
-          // a window whose utterance came back late is heard again alone, in a run of its own
-          // with no warm-up (the late reports seen followed a warm-up that ended in speech)
-          for (const w of late) await decodeStream([w], false);
+          // one pocketsphinx_batch run: each stretch of sound in a window with its context is an
+          // utterance of its own, from its own file, so every word's time is counted from a known start
+          const id = runId++;
+          const utterances: { name: string; pcm: Buffer; slot?: { w: number; from: number } }[] = [];
+          {
+            // warm-up: the run's first window's first seconds once before it, its words dropped
+            // (no slot). The cepstral mean is live, carried from utterance to utterance of a run
+            // (see liveCmn), and starts from a default; without this the first window of every
+            // run is heard worse (measured with pocketsphinx_continuous on the small messy book:
+            // 78 of 93 spoken words timed with two cold runs, against 86 with one)
+            const win = windows[batches[b]![0]!]!;
+            utterances.push({ name: `run${id}-warm`, pcm: readPcm(decoded[win.file]!, win.start, Math.min(win.end, win.start + WARM_UP)) });
+          }
+          for (const w of batches[b]!) {
+            const win = windows[w]!;
+            const file = decoded[win.file]!;
+            const from = Math.max(0, win.start - CONTEXT), to = Math.min(file.duration, win.end + CONTEXT);
+            const pcm = readPcm(file, from, to);
+            speechStretches(pcm).forEach(([a, z], c) => utterances.push({ name: `run${id}-${w}-${c}`, pcm: pcm.subarray(2 * Math.round(a * RATE), 2 * Math.round(z * RATE)), slot: { w, from: from + a } }));
+          }
+          if (!utterances.some((u) => u.slot)) {
+            onWindows?.((done += batches[b]!.length));
+            continue;
+          }
+          const ctl = path.join(opts.workDir, `run${id}.ctl`), hypseg = path.join(opts.workDir, `run${id}.hypseg`);
+          try {
+            for (const u of utterances) fs.writeFileSync(path.join(opts.workDir, `${u.name}.raw`), u.pcm);
+            fs.writeFileSync(ctl, utterances.map((u) => u.name).join('\n') + '\n');
+            await runTool(
+              'pocketsphinx_batch',
+              ['-adcin', 'yes', '-cepdir', opts.workDir, '-cepext', '.raw', '-ctl', ctl, '-hypseg', hypseg, '-samprate', String(RATE), '-remove_silence', 'no', '-hmm', files.hmm, '-lm', lmFile, '-dict', dictFile, '-logfn', '/dev/null', ...files.args, ...FAST_SEARCH],
+              { signal, what: 'pocketsphinx_batch (Debian package pocketsphinx)' },
+            ).catch((e) => {
+              if (e instanceof ToolMissingError) throw new MissingModelError(e.message);
+              throw e;
+            });
+            const heard = segmentedWords(fs.readFileSync(hypseg, 'utf8'));
+            for (const u of utterances) {
+              if (!u.slot) continue;
+              const win = windows[u.slot.w]!;
+              for (const h of heard.get(u.name) ?? []) {
+                const start = u.slot.from + h.start, end = u.slot.from + h.end;
+                const m = (start + end) / 2;
+                if (m >= win.start && m < win.end) out[u.slot.w]!.push({ word: h.word, start, end });
+              }
+            }
+          } finally {
+            for (const f of [ctl, hypseg, ...utterances.map((u) => path.join(opts.workDir, `${u.name}.raw`))]) fs.rmSync(f, { force: true });
+          }
           done += batches[b]!.length;
           onWindows?.(done);
         }
@@ -260,41 +246,89 @@ export function createBookRecognizer(words: Iterable<string>, opts: BookRecogniz
   };
 }
 
+/** Frames of the voice detector (10 ms, as the decoder's). */
+const VAD_FRAME = 0.01;
+/** Energy this far over the window's floor is sound (ln power: 10 dB). */
+const VAD_OVER_FLOOR = Math.log(10);
+/** A pause this long ends an utterance; sound kept before and after one (the decoder's own detector: 0.2 s and 0.5 s). */
+const VAD_PAUSE = 0.5;
+const VAD_BEFORE = 0.2;
+const VAD_AFTER = 0.3;
+/** Less sound than this is a click, not an utterance. */
+const VAD_MIN_SOUND = 0.1;
+
 /**
- * The words of pocketsphinx_continuous's output (`-time yes`: after each utterance's text, one
- * "word start end probability" line per segment, in seconds of the input). Sometimes an
- * utterance's times run seconds late, past the start of the next one (3 times in the bench's
- * messy book, in English and French alike): its words would be placed in the wrong window,
- * even the wrong file (a chapter's last sentence heard at the start of the next file's window).
- * Such an utterance is dropped (the passes and islands hear that audio again). In the one case
- * looked into, the late utterance was the first of the two; dropping the second as well lost
- * words (French messy book: 96.8 → 95.7 % of spoken words timed, English unchanged).
- * A late utterance with none after it shows by a word inside `silent` (stretches of the input
- * that hold only the silence put between windows): the Live Systems Manual read aloud
- * (bench/narrated-book.bench.ts) had its last window's utterance reported 3.6 s late, and the
- * region's last 20 words were squeezed into the audio's last 6 s. `late` gives the reported
- * stretches of the utterances left out, so that their windows can be heard again.
+ * The utterances of a window's audio (s16le at RATE), in seconds: its sound, split at pauses.
+ * PocketSphinx's own voice detector does this inside pocketsphinx_continuous, but reported some
+ * utterances seconds late; and decoding a window whole puts words in its pauses (room tone,
+ * jfk's crowd heard as "it", "that": its chapter's first sentence was lost to that). So the
+ * pauses are found here, and each stretch of sound is an utterance with a known start.
  */
-export function wordTimes(stdout: string, silent: [number, number][] = []): { words: HeardWord[]; late: [number, number][] } {
-  const utterances: HeardWord[][] = [];
-  let cur: HeardWord[] | null = null;
-  for (const line of stdout.split('\n')) {
-    const parts = line.trim().split(/\s+/);
-    if (parts.length !== 4 || !/^\d+\.\d+$/.test(parts[1]!)) {
-      // an utterance's text line opens its segments
-      if (line.trim()) utterances.push((cur = []));
-      continue;
-    }
-    if (!cur) utterances.push((cur = []));
-    // frames are 10 ms; the end names the last frame; fillers (<s>, <sil>, [noise]) mark time too
-    cur.push({ word: parts[0]!.replace(/\(\d+\)$/, ''), start: Number(parts[1]), end: Number(parts[2]) + 0.01 });
+export function speechStretches(pcm: Buffer): [number, number][] {
+  const hop = Math.round(VAD_FRAME * RATE);
+  const n = Math.floor(pcm.length / 2 / hop);
+  if (!n) return [];
+  const energy = new Float32Array(n);
+  for (let f = 0; f < n; f++) {
+    let sum = 0;
+    for (let i = f * hop; i < (f + 1) * hop; i++) sum += (pcm.readInt16LE(2 * i) / 32768) ** 2;
+    energy[f] = Math.log(sum + 1e-10);
   }
-  const spans = utterances.map((u) => (u.length ? [u[0]!.start, u.at(-1)!.end] : null));
-  const overlaps = (i: number, j: number) => !!spans[i] && !!spans[j] && spans[i]![1] > spans[j]![0] + 0.05;
-  const inSilence = (u: HeardWord[]) => u.some((w) => !FILLER.test(w.word) && silent.some(([a, b]) => (w.start + w.end) / 2 > a && (w.start + w.end) / 2 < b));
-  const late = utterances.map((u, i) => u.length > 0 && (overlaps(i, i + 1) || inSilence(u)));
-  return {
-    words: utterances.flatMap((u, i) => (late[i] ? [] : u.filter((w) => !FILLER.test(w.word)))),
-    late: utterances.flatMap((u, i) => (late[i] ? [[u[0]!.start, u.at(-1)!.end] as [number, number]] : [])),
+  const thr = noiseFloor(energy) + VAD_OVER_FLOOR;
+  const out: [number, number][] = [];
+  let start = -1, last = -1, sound = 0;
+  const close = () => {
+    if (start >= 0 && sound * VAD_FRAME >= VAD_MIN_SOUND) out.push([Math.max(0, start * VAD_FRAME - VAD_BEFORE), Math.min(n * VAD_FRAME, (last + 1) * VAD_FRAME + VAD_AFTER)]);
+    (start = -1), (sound = 0);
   };
+  for (let f = 0; f < n; f++) {
+    if (energy[f]! <= thr) continue;
+    if (start >= 0 && (f - last) * VAD_FRAME >= VAD_PAUSE) close();
+    if (start < 0) start = f;
+    last = f;
+    sound++;
+  }
+  close();
+  return out;
+}
+
+/**
+ * The words of each utterance in pocketsphinx_batch's `-hypseg` output: one line per utterance,
+ * "name S scale T score A acoustic L language", then "frame acoustic language word" per segment
+ * and the utterance's end frame; 10 ms frames counted from the utterance's start (with
+ * `-remove_silence no`: by default the front end drops the frames it takes for silence and every
+ * later time comes early by each pause before it). A word ends where the next segment starts;
+ * fillers (<s>, <sil>, [noise]) mark time and are dropped, as are alternates' marks ("the(2)").
+ */
+export function segmentedWords(hypseg: string): Map<string, HeardWord[]> {
+  const out = new Map<string, HeardWord[]>();
+  for (const line of hypseg.split('\n')) {
+    const f = line.trim().split(/\s+/);
+    if (f.length < 10 || f[1] !== 'S') continue;
+    const words: HeardWord[] = [];
+    for (let i = 9; i + 4 < f.length; i += 4) {
+      const word = f[i + 3]!.replace(/\(\d+\)$/, '');
+      if (!FILLER.test(word)) words.push({ word, start: Number(f[i]) / 100, end: Number(f[i + 4]) / 100 });
+    }
+    out.set(f[0]!, words);
+  }
+  return out;
+}
+
+/**
+ * The model with a live cepstral mean, carried from utterance to utterance of a run as
+ * pocketsphinx_continuous had it. Each utterance normalised by its own mean (the models' own
+ * setting, `batch` or `current`) heard short ones worse: the tests' small books fell from 174
+ * to 160 of 178 spoken French words and from 114 to 94 of 132 Russian ones. A Debian model
+ * folder's feat.params says `-cmn batch` and wins over the command line, so a copy of it
+ * saying `live` is passed with -featparams.
+ */
+function liveCmn(m: RecognizerModel, dir: string): RecognizerModel {
+  const at = m.args.indexOf('-cmn');
+  if (at >= 0) return { ...m, args: m.args.map((a, i) => (i === at + 1 ? 'live' : a)) };
+  const params = path.join(m.hmm, 'feat.params');
+  if (!fs.existsSync(params)) return { ...m, args: [...m.args, '-cmn', 'live'] };
+  const copy = path.join(dir, 'feat.params');
+  fs.writeFileSync(copy, fs.readFileSync(params, 'utf8').replace(/^-cmn\s+\S+/m, '-cmn live'));
+  return { ...m, args: [...m.args, '-featparams', copy] };
 }
