@@ -171,6 +171,8 @@ if (!fs.existsSync(path.join(DIR, 'manifest.json'))) {
   if (r.status !== 0) process.exit(1);
 }
 const book = JSON.parse(fs.readFileSync(path.join(DIR, 'manifest.json'), 'utf8')) as Manifest;
+// the tracks where the cache is now (a checkout moved or copied since the build)
+book.files = book.files.map((f) => path.join(DIR, path.basename(f)));
 // equal counts of words and phoneme words are not enough: each token must be one phoneme word
 for (const s of book.sentences) if (book.refs[s.first] && !(await oneToOne(book.words.slice(s.first, s.last + 1)))) book.refs.fill(null, s.first, s.last + 1);
 
