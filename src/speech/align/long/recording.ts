@@ -369,7 +369,7 @@ export async function alignRecording(opts: AlignRecordingOptions): Promise<Recor
     // title tracks: placed by their names, matched word by word in the text between their neighbours
     const titles = titleClaims(readingOrder(files, claims, names).byName, files.map((f) => f.heard), claims, run.index, pace);
     claims.push(...titles);
-    growToSentenceEdges(run, claims, pace, titles, true);
+    growToSentenceEdges(run, claims, pace, titles);
     const { order, offsets } = readingOrder(files, claims, names);
     const segments = cutSegments(run, claims);
     const timed = await timeSegments(run, segments, offsets);
@@ -718,10 +718,11 @@ export function claimRegions(files: Pick<FileState, 'runs'>[]): Claim[] {
  * name); a region grows to its sentence's edge when there is heard speech beside it, no
  * further than a pause away, that lasts about as long as those words take at the reader's pace.
  */
-function growToSentenceEdges(run: Run, claims: Claim[], pace: Pace, grow: Claim[] = claims, atBlockEnds = false): void {
-  const { opts, files, keys, keyToken, index } = run;
-  // (a title track's region stops at its heading's end too: the next heading is the next track's)
-  const endsSentence = (token: number) => isSentenceEnd(opts.words[token]!) || (atBlockEnds && run.endsSentence[token] === 1);
+function growToSentenceEdges(run: Run, claims: Claim[], pace: Pace, grow: Claim[] = claims): void {
+  const { files, keys, keyToken, index } = run;
+  // a block's end (a heading's, a paragraph's) ends its sentence too: grown across one, the War
+  // of the Worlds title page's region took the cover's "Cover" from the credits track before it
+  const endsSentence = (token: number) => run.endsSentence[token] === 1;
   const keyTaken = (k: number, self: Claim) => claims.some((o) => o !== self && k >= o.anchors[0]!.key && k <= o.anchors.at(-1)!.key);
   const heardTaken = (fi: number, h: HeardIn, self: Claim) => claims.some((o) => o !== self && o.file === fi && h.end > o.anchors[0]!.start && h.start < o.anchors.at(-1)!.end);
   const fitsPace = (chars: number, seconds: number) => {
