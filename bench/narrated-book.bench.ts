@@ -25,7 +25,6 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import ort from 'onnxruntime-node';
 import { readEpub } from '../src/documents/epub.ts';
 import { sourceWords } from '../src/documents/types.ts';
 import { decodeAudio } from '../src/media/ffmpeg.ts';
@@ -33,11 +32,9 @@ import { createAligner, defaultAlignerThreads } from '../src/speech/align/aligne
 import { alignRecording } from '../src/speech/align/long/recording.ts';
 import { splitSentences } from '../src/speech/sentences.ts';
 import { phonemize } from '../src/speech/tts/espeak.ts';
-import { spanIds, withDurationsOutput, wordSpans } from '../src/speech/tts/piper/durations.ts';
-import { phonemesToIds } from '../src/speech/tts/piper/ids.ts';
 import { tokenizeWords } from '../src/speech/words.ts';
 import type { HandWord } from '../test/fixtures/alignment/hand/references.ts';
-import { oneToOne, spaceMidpoints } from './piper-exact.ts';
+import { exactVoice, oneToOne, spaceMidpoints } from './piper-exact.ts';
 import { QUICK } from './quick.ts';
 import { cpuSeconds, joinParts, rng, shuffle, writeMp3 } from './recording-build.ts';
 
@@ -54,10 +51,8 @@ const BOOKS: Record<string, string> = {
   'war-of-the-worlds': 'test/fixtures/documents/war-of-the-worlds.epub',
 };
 if (!BOOKS[bookName]) throw new Error(`--book: one of ${Object.keys(BOOKS).join(', ')}`);
-const VOICE = path.join(root, 'models/voices/piper/en_US-joe-medium.onnx');
 const PREFACE = path.join(root, 'test/fixtures/speech/jfk.wav');
 const DIR = path.join(import.meta.dirname, '.cache', `narrated-${bookName}-${minutes}`);
-const HOP = 256;
 
 interface Manifest {
   /** Chapter files in upload order; `trueOrder[k]` is the upload index of the k-th chapter read. */
@@ -77,20 +72,7 @@ interface Manifest {
 /** Reads the book with Piper into DIR (in its own process, so that its buffers do not count in the measured peak). */
 async function build(): Promise<void> {
   fs.mkdirSync(DIR, { recursive: true });
-  const cfg = JSON.parse(fs.readFileSync(`${VOICE}.json`, 'utf8')) as { audio: { sample_rate: number }; inference: { noise_scale: number; length_scale: number; noise_w: number }; phoneme_id_map: Record<string, number[]> };
-  const rate = cfg.audio.sample_rate;
-  const { model, output } = withDurationsOutput(fs.readFileSync(VOICE));
-  const session = await ort.InferenceSession.create(model);
-  const ids0 = spanIds(cfg.phoneme_id_map);
-  const speak = async (ipa: string) => {
-    const ids = phonemesToIds(ipa, cfg as never);
-    const r = await session.run({
-      input: new ort.Tensor('int64', BigInt64Array.from(ids.map(BigInt)), [1, ids.length]),
-      input_lengths: new ort.Tensor('int64', BigInt64Array.from([BigInt(ids.length)]), [1]),
-      scales: new ort.Tensor('float32', new Float32Array([cfg.inference.noise_scale, cfg.inference.length_scale, cfg.inference.noise_w]), [3]),
-    });
-    return { audio: r.output!.data as Float32Array, spans: wordSpans(ids, r[output]!.data as Float32Array, { hop: HOP, sampleRate: rate, ...ids0 }) };
-  };
+  const { rate, speak } = await exactVoice();
   const doc = await readEpub(path.join(root, BOOKS[bookName]!));
   const source = sourceWords(doc);
   const m: Manifest = { files: [], trueOrder: [], words: source.map((s) => s.word.text), blockEnds: [], spoken: source.map(() => false), refs: source.map(() => null), sentences: [], seconds: 0, prefaceSeconds: 0 };

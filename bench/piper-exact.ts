@@ -57,12 +57,33 @@ async function bookSentences(n: number): Promise<string[]> {
   return ok.filter((_, i) => i % step === 0);
 }
 
-async function make(n: number): Promise<void> {
-  mkdirSync(PIPER_EXACT_DIR, { recursive: true });
+/**
+ * The bench voice with its durations output: `speak(ipa)` gives the audio (at `rate`) and each
+ * phoneme word's exact span in seconds, with the voice's own noise scales.
+ */
+export async function exactVoice(): Promise<{ rate: number; speak: (ipa: string) => Promise<{ audio: Float32Array; spans: ReturnType<typeof wordSpans> }> }> {
   const cfg = JSON.parse(readFileSync(`${VOICE}.json`, 'utf8')) as { audio: { sample_rate: number }; inference: { noise_scale: number; length_scale: number; noise_w: number }; phoneme_id_map: Record<string, number[]> };
   const { model, output } = withDurationsOutput(readFileSync(VOICE));
   const session = await ort.InferenceSession.create(model);
   const ids0 = spanIds(cfg.phoneme_id_map);
+  const rate = cfg.audio.sample_rate;
+  return {
+    rate,
+    async speak(ipa) {
+      const ids = phonemesToIds(ipa, cfg as never);
+      const r = await session.run({
+        input: new ort.Tensor('int64', BigInt64Array.from(ids.map(BigInt)), [1, ids.length]),
+        input_lengths: new ort.Tensor('int64', BigInt64Array.from([BigInt(ids.length)]), [1]),
+        scales: new ort.Tensor('float32', new Float32Array([cfg.inference.noise_scale, cfg.inference.length_scale, cfg.inference.noise_w]), [3]),
+      });
+      return { audio: r.output!.data as Float32Array, spans: wordSpans(ids, r[output]!.data as Float32Array, { hop: HOP, sampleRate: rate, ...ids0 }) };
+    },
+  };
+}
+
+async function make(n: number): Promise<void> {
+  mkdirSync(PIPER_EXACT_DIR, { recursive: true });
+  const voice = await exactVoice();
   const refs: Omit<HandReference, 'part'>[] = [];
   let skipped = 0;
   for (const sentence of await bookSentences(n)) {
@@ -72,20 +93,14 @@ async function make(n: number): Promise<void> {
       skipped++;
       continue;
     }
-    const ids = phonemesToIds(ipa[0]!, cfg as never);
     const tokens = tokenizeWords(sentence);
-    const r = await session.run({
-      input: new ort.Tensor('int64', BigInt64Array.from(ids.map(BigInt)), [1, ids.length]),
-      input_lengths: new ort.Tensor('int64', BigInt64Array.from([BigInt(ids.length)]), [1]),
-      scales: new ort.Tensor('float32', new Float32Array([cfg.inference.noise_scale, cfg.inference.length_scale, cfg.inference.noise_w]), [3]),
-    });
-    const spans = wordSpans(ids, r[output]!.data as Float32Array, { hop: HOP, sampleRate: cfg.audio.sample_rate, ...ids0 });
+    const { audio, spans } = await voice.speak(ipa[0]!);
     if (spans.length !== tokens.length || !(await oneToOne(tokens.map((t) => t.word)))) {
       skipped++;
       continue;
     }
     const file = `piper-${String(refs.length).padStart(3, '0')}.wav`;
-    writeFileSync(path.join(PIPER_EXACT_DIR, file), encodeWav(r.output!.data as Float32Array, cfg.audio.sample_rate));
+    writeFileSync(path.join(PIPER_EXACT_DIR, file), encodeWav(audio, voice.rate));
     refs.push({ audio: file, text: sentence, words: tokens.map((t, i) => ({ word: t.word, start: spans[i]!.start, end: spans[i]!.end, sure: [true, true] })) });
   }
   writeFileSync(path.join(PIPER_EXACT_DIR, 'refs.json'), JSON.stringify({ n, skipped, voice: path.basename(VOICE), refs }, null, 1));

@@ -55,6 +55,12 @@ export interface Pace {
 }
 
 export const DEFAULT_PACE: Pace = { secondsPerChar: 0.068, low: 0.4, high: 2.5, slack: 3 };
+
+/** Heard speech of `seconds` is about as long as `chars` of text take at the pace (a region's grown edge, a title track). */
+export function fitsPace(chars: number, seconds: number, pace: Pace): boolean {
+  const predicted = chars * pace.secondsPerChar;
+  return seconds >= 0.5 * predicted - 0.3 && seconds <= 2 * predicted + 0.3;
+}
 /** Score lost by a jump out of step: a new stretch must cover more words than this to be worth it. */
 const JUMP = 6;
 /** Candidates looked back at per candidate (keeps chaining linear in an hour's heard words). */

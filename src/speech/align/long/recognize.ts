@@ -14,6 +14,7 @@ import { arpaTrigram, dictionaryText, readDictionary } from './book-lm.ts';
 import { borrowedDictionary } from './borrowed.ts';
 import { RATE, readPcm, type DecodedFile } from './audio.ts';
 import { noiseFloor } from '../refine.ts';
+import { frameEnergy } from '../../../native/index.ts';
 
 export interface AudioWindow {
   file: number;
@@ -268,12 +269,9 @@ export function speechStretches(pcm: Buffer): [number, number][] {
   const hop = Math.round(VAD_FRAME * RATE);
   const n = Math.floor(pcm.length / 2 / hop);
   if (!n) return [];
-  const energy = new Float32Array(n);
-  for (let f = 0; f < n; f++) {
-    let sum = 0;
-    for (let i = f * hop; i < (f + 1) * hop; i++) sum += (pcm.readInt16LE(2 * i) / 32768) ** 2;
-    energy[f] = Math.log(sum + 1e-10);
-  }
+  // whole frames only, back to back
+  const samples = Float32Array.from(new Int16Array(pcm.buffer, pcm.byteOffset, n * hop), (x) => x / 32768);
+  const energy = frameEnergy(samples, RATE, { frameMs: 1000 * VAD_FRAME, hopMs: 1000 * VAD_FRAME });
   const thr = noiseFloor(energy) + VAD_OVER_FLOOR;
   const out: [number, number][] = [];
   let start = -1, last = -1, sound = 0;

@@ -19,7 +19,7 @@ import { LecternError } from '../../../core/errors.ts';
 import { resample } from '../../../native/index.ts';
 import { SpeechInputError, type AlignedWord, type Aligner, type AlignOptions } from '../../types.ts';
 import { decodeRecordingFile, RATE, readSamples, type DecodedFile, type RecordingChapter } from './audio.ts';
-import { buildTextIndex, chainAnchors, DEFAULT_PACE, measurePace, splitRuns, type Anchor, type HeardIn, type Pace, type TextIndex } from './anchors.ts';
+import { buildTextIndex, chainAnchors, DEFAULT_PACE, fitsPace, measurePace, splitRuns, type Anchor, type HeardIn, type Pace, type TextIndex } from './anchors.ts';
 import { spokenWords } from './book-lm.ts';
 import { bookDictionary, createBookRecognizer, type AudioWindow, type BookRecognizer, type HeardWord } from './recognize.ts';
 import { islandsToHear, type Island } from './islands.ts';
@@ -365,12 +365,12 @@ export async function alignRecording(opts: AlignRecordingOptions): Promise<Recor
     const pace = await hearIslands(run, workDir, located.pace, located.dictionary);
     const claims = claimRegions(files);
     growToSentenceEdges(run, claims, pace);
-    const names = opts.names ?? opts.files.map((f) => path.basename(f));
-    // title tracks: placed by their names, matched word by word in the text between their neighbours
-    const titles = titleClaims(readingOrder(files, claims, names).byName, files.map((f) => f.heard), claims, run.index, pace);
+    const { order, offsets, byName } = readingOrder(files, claims, opts.names ?? opts.files.map((f) => path.basename(f)));
+    // title tracks: placed by their names, matched word by word in the text between their
+    // neighbours (so they leave the order as it is: there are none unless the names give it)
+    const titles = titleClaims(byName, files.map((f) => f.heard), claims, run.index, pace);
     claims.push(...titles);
     growToSentenceEdges(run, claims, pace, titles);
-    const { order, offsets } = readingOrder(files, claims, names);
     const segments = cutSegments(run, claims);
     const timed = await timeSegments(run, segments, offsets);
     return report(run, { ...timed, order, offsets, claims, segments, heardMatched, perMinute, decodedSeconds });
@@ -725,10 +725,6 @@ function growToSentenceEdges(run: Run, claims: Claim[], pace: Pace, grow: Claim[
   const endsSentence = (token: number) => run.endsSentence[token] === 1;
   const keyTaken = (k: number, self: Claim) => claims.some((o) => o !== self && k >= o.anchors[0]!.key && k <= o.anchors.at(-1)!.key);
   const heardTaken = (fi: number, h: HeardIn, self: Claim) => claims.some((o) => o !== self && o.file === fi && h.end > o.anchors[0]!.start && h.start < o.anchors.at(-1)!.end);
-  const fitsPace = (chars: number, seconds: number) => {
-    const pred = chars * pace.secondsPerChar;
-    return seconds >= 0.5 * pred - 0.3 && seconds <= 2 * pred + 0.3;
-  };
   for (const c of grow) {
     const f = files[c.file]!;
     const first = c.anchors[0]!;
@@ -745,7 +741,7 @@ function growToSentenceEdges(run: Run, claims: Claim[], pace: Pace, grow: Claim[
         onset = p.start;
         sounding += p.end - p.start;
       }
-      if (fitsPace(index.charsBefore[first.key]! - index.charsBefore[k]!, sounding)) c.anchors.unshift({ heard: h, key: k, start: onset, end: onset, stretch: first.stretch });
+      if (fitsPace(index.charsBefore[first.key]! - index.charsBefore[k]!, sounding, pace)) c.anchors.unshift({ heard: h, key: k, start: onset, end: onset, stretch: first.stretch });
     }
     const last = c.anchors.at(-1)!;
     k = last.key;
@@ -759,7 +755,7 @@ function growToSentenceEdges(run: Run, claims: Claim[], pace: Pace, grow: Claim[
         offset = n.end;
         sounding += n.end - n.start;
       }
-      if (fitsPace(index.charsBefore[k + 1]! - index.charsBefore[last.key + 1]!, sounding)) c.anchors.push({ heard: h, key: k, start: offset, end: offset, stretch: last.stretch });
+      if (fitsPace(index.charsBefore[k + 1]! - index.charsBefore[last.key + 1]!, sounding, pace)) c.anchors.push({ heard: h, key: k, start: offset, end: offset, stretch: last.stretch });
     }
   }
 }

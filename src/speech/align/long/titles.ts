@@ -4,7 +4,7 @@
 // that. But its place is known: the track names sort the matched files in their reading order,
 // so a title track lies between the text its neighbours end and begin with, and the few words
 // heard in it only have to be found in that gap, in order.
-import type { Anchor, HeardIn, Pace, TextIndex } from './anchors.ts';
+import { fitsPace, type Anchor, type HeardIn, type Pace, type TextIndex } from './anchors.ts';
 
 /** Most book keys a gap between two matched files may hold for the files between to be matched in it word by word. */
 export const MAX_TITLE_GAP_KEYS = 40;
@@ -89,7 +89,5 @@ function believable(anchors: Anchor[], heard: HeardIn[], index: TextIndex, pace:
   if (anchors.length < MIN_HEARD_IN_GAP * heard.length) return false;
   if (anchors.reduce((s, x) => s + index.keys[x.key]!.length, 0) < MIN_MATCHED_CHARS) return false;
   if (anchors.some((x) => x.stretch !== a.stretch)) return false;
-  const predicted = (index.charsBefore[b.key + 1]! - index.charsBefore[a.key]!) * pace.secondsPerChar;
-  const seconds = b.end - a.start;
-  return seconds >= 0.5 * predicted - 0.3 && seconds <= 2 * predicted + 0.3;
+  return fitsPace(index.charsBefore[b.key + 1]! - index.charsBefore[a.key]!, b.end - a.start, pace);
 }
