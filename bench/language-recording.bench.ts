@@ -12,7 +12,7 @@
 // Needs: apt-get install asterisk-core-sounds-LANG-wav asterisk-core-sounds-LANG (not the tests);
 // quick mode runs the tests' French messy book (25 prompts in test/fixtures) instead.
 // Run: node --import tsx bench/language-recording.bench.ts [--language fr|es|it|ru] [--seed 11] [--aligner auto|dtw|hmm] [--details]
-//   --details: every word timed outside the prompt that reads it, or timed though never read
+//   --details: every word timed outside the prompt that reads it, or timed though never read, and the spoken words left untimed
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -97,6 +97,15 @@ if (args.includes('--details')) {
     if (w && !book.spoken[i]) console.log(`    unread, timed ${i} (file ${w.file} ${w.start.toFixed(2)} s): ${ctx}`);
     else if (w && span && (w.file !== span.file || w.start < span.start - 0.05 || w.end > span.end + 0.05)) console.log(`    outside ${i} (file ${w.file} ${w.start.toFixed(2)}, prompt ${span.file} ${span.start.toFixed(2)}-${span.end.toFixed(2)}): ${ctx}`);
   });
+  // and the spoken words left untimed, a line per run of them
+  for (let i = 0; i < r.words.length; i++) {
+    if (r.words[i] || !book.spoken[i]) continue;
+    let j = i;
+    while (j + 1 < r.words.length && !r.words[j + 1] && book.spoken[j + 1]) j++;
+    const span = book.clipSpans[i];
+    console.log(`    untimed ${i}-${j}${span ? ` (file ${span.file} ${span.start.toFixed(2)} s)` : ''}: ${book.words.slice(i, j + 1).join(' ')}`);
+    i = j;
+  }
 }
 await aligner.close();
 await fallbackAligner.close();

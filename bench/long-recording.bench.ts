@@ -9,7 +9,7 @@
 //    chapters of prompts with a spoken preface, skipped prompts, music and noise between them,
 //    against a document of their text and the whole of The War of the Worlds, which nobody reads.
 // Needs: apt-get install asterisk-core-sounds-en-wav asterisk-core-sounds-en (not the tests).
-// Run: node --import tsx bench/long-recording.bench.ts [minutes=60 | quick] [--aligner dtw] [--seed 11] (or BENCH_QUICK=1 npm run bench long-recording)
+// Run: node --import tsx bench/long-recording.bench.ts [minutes=60 | quick] [--aligner dtw] [--seed 11] [--messy-only] (or BENCH_QUICK=1 npm run bench long-recording)
 //   --seed: the messy book with another draw of prompts (held-out variants; 11 is the one looked at while tuning)
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -34,6 +34,8 @@ const threads = args.includes('--threads') ? Number(args[args.indexOf('--threads
 const minutes = quick ? 3 : Number(args.find((a, i) => /^\d+(\.\d+)?$/.test(a) && args[i - 1] !== '--threads' && args[i - 1] !== '--seed') ?? 60);
 // --seed N: the messy book with another draw of prompts (held-out variants; 11 is the one looked at while tuning)
 const messySeed = args.includes('--seed') ? Number(args[args.indexOf('--seed') + 1]) : 11;
+// --messy-only: the messy book alone (the held-out seeds, without the hour's two minutes)
+const messyOnly = args.includes('--messy-only');
 const DIR = path.join(os.tmpdir(), `lectern-bench-long8k-${minutes}`);
 /** The prompts are 8 kHz recordings: the whole hour is made at 8 kHz so that its bandwidth is one (as in any real recording). */
 const RATE = 8000;
@@ -101,13 +103,6 @@ if (args.includes('--build')) {
   await buildHour();
   process.exit(0);
 }
-if (!fs.existsSync(path.join(DIR, 'manifest.json'))) {
-  console.log(`building ${minutes} min of real speech in ${DIR} (once)...`);
-  const r = spawnSync(process.execPath, ['--import', 'tsx', import.meta.filename, ...args, '--build'], { stdio: 'inherit' });
-  if (r.status !== 0) process.exit(1);
-}
-const hour = JSON.parse(fs.readFileSync(path.join(DIR, 'manifest.json'), 'utf8')) as Manifest;
-
 function score(r: RecordingAlignment, refs: Manifest['refs'], spoken?: boolean[]) {
   let err = 0, n = 0, within50 = 0;
   r.words.forEach((w, i) => {
@@ -128,61 +123,69 @@ function score(r: RecordingAlignment, refs: Manifest['refs'], spoken?: boolean[]
 let aligner = await createAligner(alignerName, { modelsDir: 'models', device: 'cpu', threads });
 // as the read-along pipeline does: dtw for a segment the chosen aligner finds no path through
 const fallbackAligner = await createAligner('dtw', { modelsDir: 'models', device: 'cpu' });
-const cpu0 = cpuSeconds();
-const rssBefore = process.memoryUsage().rss;
-let t0 = performance.now();
-const phases = new Map<string, number>();
-let lastPhase = '', phaseStart = t0;
-const res = await alignRecording({
-  files: hour.files, words: hour.words, language: 'en-US', aligner, fallbackAligner: alignerName === 'dtw' ? undefined : fallbackAligner,
-  onProgress: (p) => {
-    if (p.phase !== lastPhase) {
-      const now = performance.now();
-      if (lastPhase) phases.set(lastPhase, now - phaseStart);
-      (lastPhase = p.phase), (phaseStart = now);
-    }
-  },
-});
-phases.set(lastPhase, performance.now() - phaseStart);
-const longSecs = (performance.now() - t0) / 1000;
-const peak = process.resourceUsage().maxRSS / 1024;
-await aligner.close(); // its eSpeak helpers' CPU time counts once they have exited
-const longCpu = cpuSeconds() - cpu0;
-aligner = await createAligner(alignerName, { modelsDir: 'models', device: 'cpu', threads });
-const s = score(res, hour.refs);
-console.log(`${(hour.seconds / 60).toFixed(1)} min of real speech in ${hour.files.length} MP3 files (shuffled), ${hour.words.length} words, aligner ${alignerName} in ${threads} thread(s), ${os.availableParallelism()} cores, load ${os.loadavg()[0]!.toFixed(1)}:`);
-console.log(`  long-recording alignment: ${longSecs.toFixed(1)} s wall, ${longCpu.toFixed(1)} s CPU in all processes (goal <= 60 s wall for an hour on 2 cores), peak RSS ${peak.toFixed(0)} MiB (goal <= 1024; ${(rssBefore / 2 ** 20).toFixed(0)} MiB before; recogniser processes ~30 MiB each besides)`);
-console.log(`  phases: ${[...phases].map(([k, v]) => `${k} ${(v / 1000).toFixed(1)} s`).join(', ')}; decoded ${(100 * res.coverage.decodedShare).toFixed(0)}% of the audio to locate the text; ${res.coverage.segmentsFallback} of ${res.coverage.segments} segments with a piece hmm found no path through (split at anchors first): ${res.coverage.fallbackSeconds.toFixed(1)} s of audio timed by the dtw fallback`);
-console.log(`  words matched ${(100 * res.coverage.textMatched).toFixed(1)}%, sentences found skipped ${res.coverage.sentencesSkipped} (all of it is read: each one a false skip), order ${JSON.stringify(res.order) === JSON.stringify(hour.trueOrder) ? 'right' : `WRONG ${JSON.stringify(res.order)} vs ${JSON.stringify(hour.trueOrder)}`}, heard words matched ${(100 * res.coverage.heardMatched).toFixed(1)}%`);
-console.log(`  boundaries of the ${s.refWords} words with references (LibriVox/jfk clips): MAE ${s.mae!.toFixed(1)} ms, ${(100 * s.within50!).toFixed(1)}% within 50 ms`);
+if (!messyOnly) {
+  if (!fs.existsSync(path.join(DIR, 'manifest.json'))) {
+    console.log(`building ${minutes} min of real speech in ${DIR} (once)...`);
+    const r = spawnSync(process.execPath, ['--import', 'tsx', import.meta.filename, ...args, '--build'], { stdio: 'inherit' });
+    if (r.status !== 0) process.exit(1);
+  }
+  const hour = JSON.parse(fs.readFileSync(path.join(DIR, 'manifest.json'), 'utf8')) as Manifest;
+  const cpu0 = cpuSeconds();
+  const rssBefore = process.memoryUsage().rss;
+  let t0 = performance.now();
+  const phases = new Map<string, number>();
+  let lastPhase = '', phaseStart = t0;
+  const res = await alignRecording({
+    files: hour.files, words: hour.words, language: 'en-US', aligner, fallbackAligner: alignerName === 'dtw' ? undefined : fallbackAligner,
+    onProgress: (p) => {
+      if (p.phase !== lastPhase) {
+        const now = performance.now();
+        if (lastPhase) phases.set(lastPhase, now - phaseStart);
+        (lastPhase = p.phase), (phaseStart = now);
+      }
+    },
+  });
+  phases.set(lastPhase, performance.now() - phaseStart);
+  const longSecs = (performance.now() - t0) / 1000;
+  const peak = process.resourceUsage().maxRSS / 1024;
+  await aligner.close(); // its eSpeak helpers' CPU time counts once they have exited
+  const longCpu = cpuSeconds() - cpu0;
+  aligner = await createAligner(alignerName, { modelsDir: 'models', device: 'cpu', threads });
+  const s = score(res, hour.refs);
+  console.log(`${(hour.seconds / 60).toFixed(1)} min of real speech in ${hour.files.length} MP3 files (shuffled), ${hour.words.length} words, aligner ${alignerName} in ${threads} thread(s), ${os.availableParallelism()} cores, load ${os.loadavg()[0]!.toFixed(1)}:`);
+  console.log(`  long-recording alignment: ${longSecs.toFixed(1)} s wall, ${longCpu.toFixed(1)} s CPU in all processes (goal <= 60 s wall for an hour on 2 cores), peak RSS ${peak.toFixed(0)} MiB (goal <= 1024; ${(rssBefore / 2 ** 20).toFixed(0)} MiB before; recogniser processes ~30 MiB each besides)`);
+  console.log(`  phases: ${[...phases].map(([k, v]) => `${k} ${(v / 1000).toFixed(1)} s`).join(', ')}; decoded ${(100 * res.coverage.decodedShare).toFixed(0)}% of the audio to locate the text; ${res.coverage.segmentsFallback} of ${res.coverage.segments} segments with a piece hmm found no path through (split at anchors first): ${res.coverage.fallbackSeconds.toFixed(1)} s of audio timed by the dtw fallback`);
+  console.log(`  words matched ${(100 * res.coverage.textMatched).toFixed(1)}%, sentences found skipped ${res.coverage.sentencesSkipped} (all of it is read: each one a false skip), order ${JSON.stringify(res.order) === JSON.stringify(hour.trueOrder) ? 'right' : `WRONG ${JSON.stringify(res.order)} vs ${JSON.stringify(hour.trueOrder)}`}, heard words matched ${(100 * res.coverage.heardMatched).toFixed(1)}%`);
+  console.log(`  boundaries of the ${s.refWords} words with references (LibriVox/jfk clips): MAE ${s.mae!.toFixed(1)} ms, ${(100 * s.within50!).toFixed(1)}% within 50 ms`);
 
-// baseline: plain dtw on the same audio, files in the right order, the text known to be complete
-t0 = performance.now();
-const cpu1 = cpuSeconds();
-const parts = [];
-for (const i of hour.trueOrder) parts.push(await decodeAudio(hour.files[i]!, RATE));
-const parts0 = parts.map((p) => p.length / RATE);
-const all = joinParts(parts);
-parts.length = 0;
-// the baseline is plain dtw whatever the per-segment aligner (an HMM on one hour in one piece is impractical)
-const baseWords = await fallbackAligner.align(all, RATE, hour.words.join(' '), 'en-US');
-const baseSecs = (performance.now() - t0) / 1000;
-await aligner.close();
-const baseCpu = cpuSeconds() - cpu1;
-aligner = await createAligner(alignerName, { modelsDir: 'models', device: 'cpu', threads });
-const fileStart = new Map<number, number>();
-{
-  let at = 0;
-  hour.trueOrder.forEach((i, k) => (fileStart.set(i, at), (at += parts0[k]!)));
+  // baseline: plain dtw on the same audio, files in the right order, the text known to be complete
+  t0 = performance.now();
+  const cpu1 = cpuSeconds();
+  const parts = [];
+  for (const i of hour.trueOrder) parts.push(await decodeAudio(hour.files[i]!, RATE));
+  const parts0 = parts.map((p) => p.length / RATE);
+  const all = joinParts(parts);
+  parts.length = 0;
+  // the baseline is plain dtw whatever the per-segment aligner (an HMM on one hour in one piece is impractical)
+  const baseWords = await fallbackAligner.align(all, RATE, hour.words.join(' '), 'en-US');
+  const baseSecs = (performance.now() - t0) / 1000;
+  await aligner.close();
+  const baseCpu = cpuSeconds() - cpu1;
+  aligner = await createAligner(alignerName, { modelsDir: 'models', device: 'cpu', threads });
+  const fileStart = new Map<number, number>();
+  {
+    let at = 0;
+    hour.trueOrder.forEach((i, k) => (fileStart.set(i, at), (at += parts0[k]!)));
+  }
+  let baseErr = 0, baseN = 0;
+  hour.refs.forEach((ref, i) => {
+    if (!ref || !res.words[i]) return; // the words the long-recording score counts
+    const w = baseWords[i]!, o = fileStart.get(ref.file)!;
+    baseErr += Math.abs(w.start - o - ref.start) + Math.abs(w.end - o - ref.end);
+    baseN += 2;
+  });
+  console.log(`  baseline, plain dtw on the same audio in order with its whole text (decode included): ${baseSecs.toFixed(1)} s wall, ${baseCpu.toFixed(1)} s CPU; long-recording / baseline = ${(longSecs / baseSecs).toFixed(2)}x wall, ${(longCpu / baseCpu).toFixed(2)}x CPU; its MAE on the same words ${((1000 * baseErr) / baseN).toFixed(1)} ms`);
 }
-let baseErr = 0, baseN = 0;
-hour.refs.forEach((ref, i) => {
-  if (!ref || !res.words[i]) return; // the words the long-recording score counts
-  const w = baseWords[i]!, o = fileStart.get(ref.file)!;
-  baseErr += Math.abs(w.start - o - ref.start) + Math.abs(w.end - o - ref.end);
-  baseN += 2;
-});
-console.log(`  baseline, plain dtw on the same audio in order with its whole text (decode included): ${baseSecs.toFixed(1)} s wall, ${baseCpu.toFixed(1)} s CPU; long-recording / baseline = ${(longSecs / baseSecs).toFixed(2)}x wall, ${(longCpu / baseCpu).toFixed(2)}x CPU; its MAE on the same words ${((1000 * baseErr) / baseN).toFixed(1)} ms`);
 
 // the messy book against a whole novel
 const messyDir = path.join(os.tmpdir(), `lectern-bench-messy${quick ? '-quick' : `-${messySeed}`}`);
@@ -190,9 +193,9 @@ fs.mkdirSync(messyDir, { recursive: true });
 const book = quick ? await smallMessyBook(messyDir) : await largeMessyBook(messyDir, messySeed);
 const { files, words, spoken, refs } = book;
 const skippedCount = skippedWordCount(book);
-t0 = performance.now();
+const messyT0 = performance.now();
 const messy = await alignRecording({ files, words, blockEnds: book.blockEnds, language: 'en-US', aligner, fallbackAligner: alignerName === 'dtw' ? undefined : fallbackAligner });
-const messySecs = (performance.now() - t0) / 1000;
+const messySecs = (performance.now() - messyT0) / 1000;
 const ms = score(messy, refs, spoken);
 console.log(`messy book${quick ? "" : ` (prompt seed ${messySeed})`}: ${files.length} files (shuffled), ${(messy.coverage.audioSeconds / 60).toFixed(1)} min, ${words.length} words of which ${ms.unspoken} never spoken (${skippedCount} in skipped sentences), ${messySecs.toFixed(1)} s:`);
 console.log(`  spoken words matched ${(100 * ms.spokenMatched!).toFixed(1)}%, unspoken words given a time: ${ms.unspokenTimed}, audio matching no text ${(100 * messy.coverage.audioUnmatched).toFixed(1)}%, file order ${JSON.stringify(messy.order) === JSON.stringify(book.trueOrder) ? 'right' : 'WRONG'}`);
