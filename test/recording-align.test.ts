@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ffmpeg, ffprobe } from '../src/media/ffmpeg.ts';
-import { alignRecording, claimRegions, joinRuns, readingOrder, trimEdges, RecordingAlignmentStopped, RecordingInputError, RecordingMismatchError, type RecordingAlignment, type RecordingProgress } from '../src/speech/align/long/recording.ts';
+import { alignRecording, claimRegions, joinRuns, readingOrder, trimEdges, unconfirmedEdges, RecordingAlignmentStopped, RecordingInputError, RecordingMismatchError, type RecordingAlignment, type RecordingProgress } from '../src/speech/align/long/recording.ts';
 import { createAligner, type ClosableAligner } from '../src/speech/align/aligners.ts';
 import { balancedBatches, bookDictionary, createBookRecognizer, recognizerModel, segmentedWords, speechStretches } from '../src/speech/align/long/recognize.ts';
 import { decodeRecordingFile } from '../src/speech/align/long/audio.ts';
@@ -140,6 +140,19 @@ describe('long recordings: the edges of a run of anchors', () => {
     expect(keys(trimEdges(run([[1277, 241.45, 5], ...dense(1476, 359.8, 8)]), predicted))).toEqual(keys(run(dense(1476, 359.8, 8))));
     expect(keys(trimEdges(run([[1200, 230, 4], [1277, 241.45, 5], ...dense(1476, 359.8, 8)]), predicted))).toEqual(keys(run(dense(1476, 359.8, 8))));
     expect(keys(trimEdges(run([...dense(100, 10, 1), [400, 160, 2]]), predicted))).toEqual(keys(run(dense(100, 10, 1))));
+  });
+
+  it('asks to hear the window beside an edge of fewer than five anchors joined to its run only across unheard audio, and no other', () => {
+    // Spanish bench: "de numero. Para" heard 30 s of unheard audio after the region's last window, at another copy of the phrase: the window before it
+    expect(unconfirmedEdges(run([...dense(490, 85, 4, 10), ...dense(569, 124.2, 5, 3)]))).toEqual([[114.2, 124.2]]);
+    // four anchors at a run's head: the window after them
+    expect(unconfirmedEdges(run([...dense(100, 0, 1, 4), ...dense(140, 40, 2, 10)]))).toEqual([[1.8, 11.8]]);
+    expect(unconfirmedEdges(run([...dense(100, 0, 1, 4), ...dense(140, 5, 2, 10)]))).toEqual([[1.8, 5]]);
+    // five anchors or more on both sides, or nothing unheard between: confirmed
+    expect(unconfirmedEdges(run([...dense(100, 0, 1, 5), ...dense(140, 40, 2, 10)]))).toEqual([]);
+    expect(unconfirmedEdges(run([...dense(100, 0, 1, 2), ...dense(103, 1.5, 1, 10)]))).toEqual([]);
+    // a short run on both sides of one unheard gap: one window, once
+    expect(unconfirmedEdges(run([...dense(100, 0, 1, 3), ...dense(140, 40, 2, 3)]))).toEqual([[1.3, 11.3]]);
   });
 
   it('keeps edges of three anchors or more, and gaps a misheard phrase leaves (up to 8 book words)', () => {

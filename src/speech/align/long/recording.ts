@@ -587,7 +587,7 @@ function skipped(bookGap: number, heardGap: number): boolean {
   return bookGap >= 4 && heardGap < bookGap / 2 - 1;
 }
 
-/** A file's matched runs of anchors; gaps out of step across audio nobody heard go to `want` (decoded on the next pass). */
+/** A file's matched runs of anchors; gaps out of step across audio nobody heard, and those beside unconfirmed edges, go to `want` (decoded on the next pass). */
 function findRuns(run: Run, c: Chained, fi: number, want: (fi: number, a: number, b: number) => void): Anchor[][] {
   const chain = c.chains[fi]!;
   const fits = (a: Anchor, b: Anchor) => {
@@ -619,7 +619,29 @@ function findRuns(run: Run, c: Chained, fi: number, want: (fi: number, a: number
   const long = (r: Anchor[]) => r.length >= MIN_ANCHORS;
   const continues = (a: Anchor[] | undefined, b: Anchor[] | undefined) => !!a && !!b && b[0]!.key - a.at(-1)!.key - 1 <= MAX_GAP_WORDS && b[0]!.key > a.at(-1)!.key;
   const kept = all.filter((r, i) => long(r) || (long(all[i - 1] ?? []) && continues(all[i - 1], r)) || (long(all[i + 1] ?? []) && continues(r, all[i + 1])));
-  return joinRuns(kept, c.predicted, run.keyToken).map((r) => trimEdges(r, c.predicted)).filter((r) => r.length >= MIN_SHORT_RUN);
+  const runs = joinRuns(kept, c.predicted, run.keyToken).map((r) => trimEdges(r, c.predicted)).filter((r) => r.length >= MIN_SHORT_RUN);
+  for (const r of runs) for (const [a, b] of unconfirmedEdges(r)) want(fi, a, b);
+  return runs;
+}
+
+/**
+ * Audio to hear on the next pass (seconds) beside a run's edge of fewer than MIN_ANCHORS
+ * anchors that joins the rest only across audio nobody heard: the window next to the edge, on
+ * the unheard side. Such an edge is unconfirmed: a phrase the text has more than once, heard at
+ * a window's edge, chains to whichever copy fits the pace (on the Spanish bench, seed 11, "… de
+ * numero. Para" heard after 30 s of unheard audio, at a copy of the phrase 8 s from where it is
+ * read: the region's last segment held too little audio for its text, 35 s of it went to the
+ * dtw fallback, and 35 words were timed outside their prompt). Heard beside it, the text before
+ * it confirms the edge or the chain finds the right copy.
+ */
+export function unconfirmedEdges(r: Anchor[]): [number, number][] {
+  const unheardBefore = (i: number) => i > 0 && r[i - 1]!.stretch !== r[i]!.stretch;
+  const head = r.findLastIndex((_, i) => i < MIN_ANCHORS && unheardBefore(i));
+  const tail = r.findIndex((_, i) => i > r.length - MIN_ANCHORS && unheardBefore(i));
+  const out: [number, number][] = [];
+  if (head > 0) out.push([r[head - 1]!.end, Math.min(r[head]!.start, r[head - 1]!.end + WINDOW)]);
+  if (tail > 0 && tail !== head) out.push([Math.max(r[tail - 1]!.end, r[tail]!.start - WINDOW), r[tail]!.start]);
+  return out;
 }
 
 /** A token read out for longer than this is not believed to be one reading (see joinRuns). */
