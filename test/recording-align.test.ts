@@ -184,6 +184,14 @@ describe('long recordings: runs joined into regions', () => {
     // in step: joined as before (a misheard word between)
     expect(joinRuns([run(dense(10, 100, 1)), run(dense(17, 102.45, 1))], predicted, keyToken)).toHaveLength(1);
   });
+
+  it('joins them across book words heard as nothing in the time those words take (misheard), not across a pause (skipped)', () => {
+    const a = run(dense(10, 100, 1)); // keys 10..15, the last at 101.75 s, heard words 0..15
+    const next = (t0: number) => run(dense(21, t0, 1)).map((x) => ({ ...x, heard: x.heard + 16 }));
+    // five book words between, no heard word: 2.1 s at the pace
+    expect(joinRuns([a, next(101.75 + 2.0)], predicted, keyToken)).toHaveLength(1);
+    expect(joinRuns([a, next(101.75 + 0.6)], predicted, keyToken)).toHaveLength(2);
+  });
 });
 
 describe('long recordings: reading order of files that match no text', () => {

@@ -42,6 +42,8 @@ const MAX_GAP_WORDS = 8;
 const MIN_ANCHORS = 5;
 /** ...or this many, right after or before a long run whose text it continues. */
 const MIN_SHORT_RUN = 3;
+/** Anchors this much closer in time than the words between them take at the reader's pace, few of those heard: a skip (see skipped). */
+const SKIP_MAX_PACE = 0.55;
 /** A gap between heard words this long is the reader's pause: a region's edge grows no further. */
 const EDGE_PAUSE = 0.4;
 /**
@@ -582,9 +584,17 @@ function median(xs: number[]): number {
   return xs.length ? [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]! : 0;
 }
 
-/** Book words between two anchors with far fewer heard words for them were not read (a misheard stretch still yields about as many heard words as it has). */
-function skipped(bookGap: number, heardGap: number): boolean {
-  return bookGap >= 4 && heardGap < bookGap / 2 - 1;
+/**
+ * Book words between two anchors of one decoded stretch were not read when far fewer words were
+ * heard for them (a misheard stretch still yields about as many heard words as it has) and the
+ * anchors are closer in time than SKIP_MAX_PACE of what the words between take at the reader's
+ * pace: a skip leaves a pause, not the words' time. A borrowed model hears some read phrases as
+ * nothing (Italian: "… modificate. [Tutti gli operatori della] ditta …", 1.4 s between the
+ * anchors, 0 words heard), and those split the region and went untimed.
+ */
+function skipped(a: Anchor, b: Anchor, predicted: Chained['predicted']): boolean {
+  const bookGap = b.key - a.key - 1, heardGap = b.heard - a.heard - 1;
+  return bookGap >= 4 && heardGap < bookGap / 2 - 1 && b.start - a.start < SKIP_MAX_PACE * predicted(a, b);
 }
 
 /** A file's matched runs of anchors; gaps out of step across audio nobody heard, and those beside unconfirmed edges, go to `want` (decoded on the next pass). */
@@ -596,7 +606,7 @@ function findRuns(run: Run, c: Chained, fi: number, want: (fi: number, a: number
       // all of the audio between was heard: the words between must be few on both
       // sides (recognition slips), and the time must fit them
       const gk = b.key - a.key - 1, gh = b.heard - a.heard - 1;
-      if (skipped(gk, gh)) {
+      if (skipped(a, b, c.predicted)) {
         // A skip next to the edge of the decoded audio is unconfirmed: a phrase the book has
         // twice ("…can do for you, ask what you can do for your…") heard up to the window's
         // edge chains to its second occurrence. Hear what follows (precedes) it on the next pass.
@@ -666,7 +676,7 @@ export function joinRuns(kept: Anchor[][], predicted: Chained['predicted'], keyT
     const prev = runs[runs.length - 1];
     const a = prev?.[prev.length - 1], b = r[0]!;
     const inStep = prev && a && b.key > a.key && (oneToken(a, b) || Math.abs(b.start - a.start - predicted(a, b)) <= 1.5 + 0.35 * predicted(a, b));
-    if (inStep && !(a.stretch === b.stretch && skipped(b.key - a.key - 1, b.heard - a.heard - 1))) prev.push(...r);
+    if (inStep && !(a.stretch === b.stretch && skipped(a, b, predicted))) prev.push(...r);
     else runs.push([...r]);
   }
   return runs;
