@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ffmpeg, ffprobe } from '../src/media/ffmpeg.ts';
-import { alignRecording, claimRegions, joinRuns, readingOrder, trimEdges, unconfirmedEdges, RecordingAlignmentStopped, RecordingInputError, RecordingMismatchError, type RecordingAlignment, type RecordingProgress } from '../src/speech/align/long/recording.ts';
+import { alignRecording, claimRegions, joinRuns, readingOrder, skippableSentences, trimEdges, unconfirmedEdges, RecordingAlignmentStopped, RecordingInputError, RecordingMismatchError, type RecordingAlignment, type RecordingProgress } from '../src/speech/align/long/recording.ts';
 import { createAligner, type ClosableAligner } from '../src/speech/align/aligners.ts';
 import { balancedBatches, bookDictionary, createBookRecognizer, recognizerModel, segmentedWords, speechStretches } from '../src/speech/align/long/recognize.ts';
 import { decodeRecordingFile } from '../src/speech/align/long/audio.ts';
@@ -191,6 +191,19 @@ describe('long recordings: runs joined into regions', () => {
     // five book words between, no heard word: 2.1 s at the pace
     expect(joinRuns([a, next(101.75 + 2.0)], predicted, keyToken)).toHaveLength(1);
     expect(joinRuns([a, next(101.75 + 0.6)], predicted, keyToken)).toHaveLength(2);
+  });
+});
+
+describe('long recordings: sentences a segment may have skipped', () => {
+  it('are inside the segment, of 4 words or 16 letters, and mostly unheard', () => {
+    const words = ['Read', 'this.', 'С', 'неопределенного', 'номера.', 'Yes,', 'it', 'is.', 'Then', 'one', 'more', 'here.', 'And', 'the', 'end.'];
+    const sentences: [number, number][] = [[0, 1], [2, 4], [5, 7], [8, 11], [12, 14]];
+    const none = new Uint8Array(words.length);
+    // the edges were heard where the segment starts and ends; "Yes, it is." is too short a sound to tell from noise
+    expect(skippableSentences(words, none, sentences)).toEqual([[2, 4], [8, 11]]);
+    // half its words heard as the book has them: read
+    const heard = Uint8Array.from(words, (_, i) => (i === 9 || i === 10 ? 1 : 0));
+    expect(skippableSentences(words, heard, sentences)).toEqual([[2, 4]]);
   });
 });
 

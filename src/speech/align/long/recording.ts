@@ -71,6 +71,12 @@ const MAX_PASSES = 4;
  */
 const MIN_SKIPPABLE_WORDS = 4;
 /**
+ * ...or of fewer words with at least this many letters, which take as long to say: a skipped
+ * "С неопределенного номера." (Russian bench, seed 11) was timed over the next prompts' audio
+ * and pushed 16 read words out of their prompt.
+ */
+const MIN_SKIPPABLE_LETTERS = 16;
+/**
  * ...and under this share of their words anchors: a sentence nobody read has next to none (the
  * messy books' skipped sentences inside segments: 0 of their words), and each optional sentence
  * costs the decode, which keeps every path within its wide beams. On the bench hour, whose
@@ -983,17 +989,18 @@ function sentencesOf(run: Run, s: Segment): [number, number][] {
 }
 
 /**
- * Of the segment's sentences, those that may have been skipped: at least MIN_SKIPPABLE_WORDS
- * words, neither of the segment's edge words (those were heard where it starts and ends), and
+ * Of a segment's sentences (its words, which of them are anchors), those that may have been
+ * skipped: at least MIN_SKIPPABLE_WORDS words or MIN_SKIPPABLE_LETTERS letters, neither of the segment's edge words (those were heard where it starts and ends), and
  * under MAX_SKIPPABLE_ANCHORED of their words anchors (heard in sequence as the book has them:
  * a sentence nobody read has next to none).
  */
-function skippableSentences(s: Segment, sentences: [number, number][]): [number, number][] {
-  const last = s.lastToken - s.firstToken;
+export function skippableSentences(words: string[], anchored: Uint8Array, sentences: [number, number][]): [number, number][] {
+  const last = words.length - 1;
+  const letters = (a: number, b: number) => words.slice(a, b + 1).join('').replace(/[^\p{L}]/gu, '').length;
   return sentences.filter(([a, b]) => {
     const n = b - a + 1;
-    const anchored = s.anchored.subarray(a, b + 1).reduce((x, y) => x + y, 0);
-    return a > 0 && b < last && n >= MIN_SKIPPABLE_WORDS && anchored < MAX_SKIPPABLE_ANCHORED * n;
+    const heard = anchored.subarray(a, b + 1).reduce((x, y) => x + y, 0);
+    return a > 0 && b < last && (n >= MIN_SKIPPABLE_WORDS || letters(a, b) >= MIN_SKIPPABLE_LETTERS) && heard < MAX_SKIPPABLE_ANCHORED * n;
   });
 }
 
@@ -1008,14 +1015,15 @@ async function timeSegment(run: Run, s: Segment): Promise<{ timed: AlignedWord[]
   const { opts, files } = run;
   const f = files[s.file]!;
   const samples = readSamples(f.decoded, s.start, s.end);
-  const text = opts.words.slice(s.firstToken, s.lastToken + 1).join(' ');
+  const words = opts.words.slice(s.firstToken, s.lastToken + 1);
+  const text = words.join(' ');
   // narrow-band sources go to the aligner at their own rate, so that it compares only the
   // bands they have (upsampled to 16 kHz they would look silent above 4 kHz)
   const rate = Math.min(RATE, f.decoded.sourceRate);
   const audio = rate === RATE ? samples : resample(samples, RATE, rate);
   const inFile = (ws: AlignedWord[]) => ws.map((w) => ({ ...w, start: s.start + w.start, end: s.start + w.end }));
   const sentences = opts.aligner.skips?.(opts.language) ? sentencesOf(run, s) : [];
-  const skippable = skippableSentences(s, sentences);
+  const skippable = skippableSentences(words, s.anchored, sentences);
   const repeatable = sentences.filter(([a, b]) => s.retaken.subarray(a, b + 1).includes(1));
   try {
     // borrowModel: a language with no acoustic model of its own is timed by a borrowed one, not dtw (README, Languages)
