@@ -989,10 +989,11 @@ function sentencesOf(run: Run, s: Segment): [number, number][] {
 }
 
 /**
- * Of a segment's sentences (its words, which of them are anchors), those that may have been
- * skipped: at least MIN_SKIPPABLE_WORDS words or MIN_SKIPPABLE_LETTERS letters, neither of the segment's edge words (those were heard where it starts and ends), and
- * under MAX_SKIPPABLE_ANCHORED of their words anchors (heard in sequence as the book has them:
- * a sentence nobody read has next to none).
+ * Of a segment's sentences (given its words and which of them are anchors), those that may have
+ * been skipped: at least MIN_SKIPPABLE_WORDS words or MIN_SKIPPABLE_LETTERS letters, neither of
+ * the segment's edge words (those were heard where it starts and ends), and under
+ * MAX_SKIPPABLE_ANCHORED of their words anchors (heard in sequence as the book has them: a
+ * sentence nobody read has next to none).
  */
 export function skippableSentences(words: string[], anchored: Uint8Array, sentences: [number, number][]): [number, number][] {
   const last = words.length - 1;
