@@ -600,7 +600,7 @@ function median(xs: number[]): number {
  */
 function skipped(a: Anchor, b: Anchor, predicted: Chained['predicted']): boolean {
   const bookGap = b.key - a.key - 1, heardGap = b.heard - a.heard - 1;
-  return bookGap >= 4 && heardGap < bookGap / 2 - 1 && b.start - a.start < SKIP_MAX_PACE * predicted(a, b);
+  return a.stretch === b.stretch && bookGap >= 4 && heardGap < bookGap / 2 - 1 && b.start - a.start < SKIP_MAX_PACE * predicted(a, b);
 }
 
 /** A file's matched runs of anchors; gaps out of step across audio nobody heard, and those beside unconfirmed edges, go to `want` (decoded on the next pass). */
@@ -651,9 +651,7 @@ function findRuns(run: Run, c: Chained, fi: number, want: (fi: number, a: number
  * it confirms the edge or the chain finds the right copy.
  */
 export function unconfirmedEdges(r: Anchor[]): [number, number][] {
-  const unheardBefore = (i: number) => i > 0 && r[i - 1]!.stretch !== r[i]!.stretch;
-  const head = r.findLastIndex((_, i) => i < MIN_ANCHORS && unheardBefore(i));
-  const tail = r.findIndex((_, i) => i > r.length - MIN_ANCHORS && unheardBefore(i));
+  const { head, tail } = edgeBreaks(r, MIN_ANCHORS, (a, b) => a.stretch !== b.stretch);
   const out: [number, number][] = [];
   if (head > 0) out.push([r[head - 1]!.end, Math.min(r[head]!.start, r[head - 1]!.end + WINDOW)]);
   if (tail > 0 && tail !== head) out.push([Math.max(r[tail - 1]!.end, r[tail]!.start - WINDOW), r[tail]!.start]);
@@ -682,7 +680,7 @@ export function joinRuns(kept: Anchor[][], predicted: Chained['predicted'], keyT
     const prev = runs[runs.length - 1];
     const a = prev?.[prev.length - 1], b = r[0]!;
     const inStep = prev && a && b.key > a.key && (oneToken(a, b) || Math.abs(b.start - a.start - predicted(a, b)) <= 1.5 + 0.35 * predicted(a, b));
-    if (inStep && !(a.stretch === b.stretch && skipped(a, b, predicted))) prev.push(...r);
+    if (inStep && !skipped(a, b, predicted)) prev.push(...r);
     else runs.push([...r]);
   }
   return runs;
@@ -712,11 +710,15 @@ export function trimEdges(r: Anchor[], predicted: Chained['predicted']): Anchor[
   return cutEdges(cutEdges(r, MIN_ANCHORS, compressed), MIN_SHORT_RUN, far);
 }
 
+/** The last gap `breaks` among a run's first n anchors, and the first among its last n: the index of the anchor after it, or -1. */
+function edgeBreaks(r: Anchor[], n: number, breaks: (a: Anchor, b: Anchor) => boolean): { head: number; tail: number } {
+  const at = (i: number) => i > 0 && breaks(r[i - 1]!, r[i]!);
+  return { head: r.findLastIndex((_, i) => i < n && at(i)), tail: r.findIndex((_, i) => i > r.length - n && at(i)) };
+}
+
 /** The run without its head up to the last gap `breaks` among its first n anchors, nor its tail from the first among its last n. */
 function cutEdges(r: Anchor[], n: number, breaks: (a: Anchor, b: Anchor) => boolean): Anchor[] {
-  const at = (i: number) => i > 0 && breaks(r[i - 1]!, r[i]!);
-  const head = r.findLastIndex((_, i) => i < n && at(i));
-  const tail = r.findIndex((_, i) => i > r.length - n && at(i));
+  const { head, tail } = edgeBreaks(r, n, breaks);
   return r.slice(Math.max(0, head), tail > 0 ? tail : r.length);
 }
 
