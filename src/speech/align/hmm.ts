@@ -81,6 +81,18 @@ export interface DecodedUtterance {
 const BEAMS = { beam: 1e-200, wbeam: 1e-200, pbeam: 1e-200 };
 
 /**
+ * Gaussians kept per codebook when scoring a frame (PocketSphinx's default is 4). Scoring is most
+ * of a decode's time, and fewer kept densities end each codebook's scan sooner. Measured in one
+ * session (README, round 16): the bench hour's align phase 43.8–44.2 s against 49.1–49.8 s
+ * (three and two runs), with the same words matched and 29.5 against 29.8 ms on its reference
+ * words; the accuracy bench's boundaries within a millisecond either way on every set (Piper
+ * held-out 19.0/20.1 ms against 19.1/20.3, hand held-out 15.9/17.7 against 15.4/17.0); the
+ * language books' counts within 4 words either way. 1 was faster still but lost words to the dtw
+ * fallback on the Italian bench.
+ */
+const TOPN = 2;
+
+/**
  * The grammar's prior probability of leaving out an optional range (a sentence the narrator may
  * have skipped) when the model is borrowed for the language (AlignOptions.borrowModel). With no
  * weight, as for a model of the language's own, the borrowed model (which matches the language's
@@ -180,6 +192,7 @@ async function loadModel(st: HmmState, model: AcousticModel): Promise<LoadedMode
       ...(st.opts.frate ? { frate: st.opts.frate } : {}),
       loglevel: 'FATAL',
       ...BEAMS,
+      topn: TOPN,
       ...st.opts.decoderConfig,
     });
     await decoder.initialize();
