@@ -10,6 +10,7 @@
 // PocketSphinx-based aligners: reported, but not a measure of hmm.
 // Starts and ends are scored separately; within 20/50 ms counts both. RTF = align time / audio time.
 // Run: node --import tsx bench/align-accuracy.bench.ts [quick] [ideas]
+//   (BENCH_ONLY='lectern hmm,lectern dtw': only the aligners so named in the tables)
 //   (installs echogarden into bench/.peers on first run and makes the Piper set into
 //   bench/.cache on first run; `quick` uses two clips per set and 20 Piper sentences)
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -131,7 +132,7 @@ const hmmFrate200 = ideas ? await createHmmAligner({ frate: 200 }) : null;
 // its own, heard by the French model with eSpeak's English pronunciations in French phones
 const hmmBorrowed = await createHmmAligner({ model: 'fr-fr-8k' });
 const eg = await echogarden().catch((e: Error) => (console.log(`echogarden failed to load: ${e.message}`), null));
-const aligners: [string, (c: Clip) => Promise<WordTiming[]>][] = [
+const allAligners: [string, (c: Clip) => Promise<WordTiming[]>][] = [
   ['lectern hmm', (c) => hmm.align(c.samples, c.sampleRate, c.text, 'en-US')],
   ['hmm, no refinement', (c) => hmmRaw.align(c.samples, c.sampleRate, c.text, 'en-US')],
   ...(hmmOffsets && hmmFrate200
@@ -145,6 +146,7 @@ const aligners: [string, (c: Clip) => Promise<WordTiming[]>][] = [
   ['pocketsphinx_continuous + JSGF', async (c) => plainPocketsphinx(c)],
   ...(eg ? ([['echogarden 3.4 dtw', eg]] as [string, (c: Clip) => Promise<WordTiming[]>][]) : []),
 ];
+const aligners = allAligners.filter(([name]) => !process.env.BENCH_ONLY || process.env.BENCH_ONLY.split(',').includes(name));
 
 // warm-up: model loads and helper start-up are not per-call costs
 for (const [, run] of aligners) await run(sets['hand, tuning']![0]!);

@@ -94,7 +94,10 @@ if (args.includes('--details')) {
   r.words.forEach((w, i) => {
     const span = book.clipSpans[i];
     const ctx = `${book.words.slice(Math.max(0, i - 3), i).join(' ')} [${book.words[i]}] ${book.words.slice(i + 1, i + 4).join(' ')}`;
-    if (w && !book.spoken[i]) console.log(`    unread, timed ${i} (file ${w.file} ${w.start.toFixed(2)} s): ${ctx}`);
+    // and whose audio it took: the read prompt there, if any
+    const over = w && book.clipSpans.findIndex((sp) => sp && sp.file === w.file && sp.start <= w.start + 0.05 && w.start < sp.end);
+    const under = over !== null && over >= 0 ? `, over the prompt of ${over} "${book.words.slice(over, over + 4).join(' ')}…" (timed ${r.words[over] ? 'too' : 'not'})` : '';
+    if (w && !book.spoken[i]) console.log(`    unread, timed ${i} (file ${w.file} ${w.start.toFixed(2)} s${under}): ${ctx}`);
     else if (w && span && (w.file !== span.file || w.start < span.start - 0.05 || w.end > span.end + 0.05)) console.log(`    outside ${i} (file ${w.file} ${w.start.toFixed(2)}, prompt ${span.file} ${span.start.toFixed(2)}-${span.end.toFixed(2)}): ${ctx}`);
   });
   // and the spoken words left untimed, a line per run of them

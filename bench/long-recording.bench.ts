@@ -11,6 +11,7 @@
 // Needs: apt-get install asterisk-core-sounds-en-wav asterisk-core-sounds-en (not the tests).
 // Run: node --import tsx bench/long-recording.bench.ts [minutes=60 | quick] [--aligner dtw] [--seed 11] [--messy-only] (or BENCH_QUICK=1 npm run bench long-recording)
 //   --seed: the messy book with another draw of prompts (held-out variants; 11 is the one looked at while tuning)
+//   --details: the messy book's words timed though never spoken, and its spoken words left untimed
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -200,6 +201,20 @@ const ms = score(messy, refs, spoken);
 console.log(`messy book${quick ? "" : ` (prompt seed ${messySeed})`}: ${files.length} files (shuffled), ${(messy.coverage.audioSeconds / 60).toFixed(1)} min, ${words.length} words of which ${ms.unspoken} never spoken (${skippedCount} in skipped sentences), ${messySecs.toFixed(1)} s:`);
 console.log(`  spoken words matched ${(100 * ms.spokenMatched!).toFixed(1)}%, unspoken words given a time: ${ms.unspokenTimed}, audio matching no text ${(100 * messy.coverage.audioUnmatched).toFixed(1)}%, file order ${JSON.stringify(messy.order) === JSON.stringify(book.trueOrder) ? 'right' : 'WRONG'}`);
 const sk = skipFindings(book, messy.skippedSentences);
+if (args.includes('--details')) {
+  const ctx = (i: number, j = i) => `${words.slice(Math.max(0, i - 3), i).join(' ')} [${words.slice(i, j + 1).join(' ')}] ${words.slice(j + 1, j + 4).join(' ')}`;
+  messy.words.forEach((w, i) => {
+    if (w && !spoken[i]) console.log(`    unspoken, timed ${i} (file ${w.file} ${w.start.toFixed(2)} s): ${ctx(i)}`);
+  });
+  for (let i = 0; i < words.length; i++) {
+    if (messy.words[i] || !spoken[i]) continue;
+    let j = i;
+    while (j + 1 < words.length && !messy.words[j + 1] && spoken[j + 1]) j++;
+    const ref = refs[i];
+    console.log(`    untimed ${i}-${j}${ref ? ` (file ${ref.file} ${ref.start.toFixed(2)} s)` : ''}: ${ctx(i, j)}`);
+    i = j;
+  }
+}
 console.log(`  sentences found skipped inside matched regions: ${sk.sentences} (${sk.words} words, ${sk.readWords} of them read: false skips)`);
 console.log(`  boundaries of the ${ms.refWords} words with references: MAE ${ms.mae!.toFixed(1)} ms, ${(100 * ms.within50!).toFixed(1)}% within 50 ms`);
 const speech = await createLocalSpeech('espeak', { modelsDir: 'models', device: 'cpu' });
