@@ -99,6 +99,13 @@ export interface AlignOptions {
    * placed fewer words outside their sentence than dtw; on short clips it is no better (README).
    */
   borrowModel?: boolean;
+  /**
+   * The rate the audio was recorded at, where it was resampled up to the `sampleRate` given (a
+   * telephone recording decoded at 16 kHz): only that band carries sound. hmm picks its
+   * acoustic model by it; dtw compares only that band (it resamples down to it first). Default:
+   * the sampleRate given.
+   */
+  sourceRate?: number;
 }
 
 /** A word's timing from an aligner; `skipped`: in a skippable range the audio leaves out (no time of its own). */

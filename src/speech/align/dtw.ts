@@ -9,7 +9,7 @@ import * as nativeAddon from '../../native/index.ts';
 import * as reference from '../../native/reference.ts';
 import type { DtwBand, DtwResult, FeatureOptions, Features, ResampleFilter } from '../../native/types.ts';
 import { EspeakProcess, buildVoiceTable, voiceForLanguage, wordTimingsFromEvents, type VoiceTable } from '../tts/espeak.ts';
-import { SpeechInputError, type Aligner, type WordTiming } from '../types.ts';
+import { SpeechInputError, type AlignOptions, type Aligner, type WordTiming } from '../types.ts';
 import { tokenizeWords, type WordToken } from '../words.ts';
 import { splitMergedWords } from '../merged-words.ts';
 import { noiseFloor } from './refine.ts';
@@ -220,13 +220,14 @@ function stageTimer(onStage: DtwAlignerOptions['onStage']): Stage {
   };
 }
 
-/** The reader's audio at 16 kHz: features, energies, and the quiet threshold (floor + 10 dB). */
-function realFeatures(native: Native, samples: Float32Array, sampleRate: number): RealSignal {
+/** The reader's audio at 16 kHz: features, energies, and the quiet threshold (floor + 10 dB). `bandRate`: the rate whose band carries sound (AlignOptions.sourceRate). */
+function realFeatures(native: Native, samples: Float32Array, sampleRate: number, bandRate = sampleRate): RealSignal {
   const real16k = sampleRate === RATE ? samples : native.resample(samples, sampleRate, RATE);
-  // Both signals' mel bands stop at the input's Nyquist: bands that are empty in
+  // Both signals' mel bands stop at the band's edge (the input's Nyquist, or its source's when
+  // it was resampled up: AlignOptions.sourceRate): bands that are empty in
   // narrow-band audio (8 kHz telephone, old recordings) but full in eSpeak's would
   // dominate the distance.
-  const feat: FeatureOptions = { ...FEATURES, fMax: Math.min(RATE, sampleRate) / 2 };
+  const feat: FeatureOptions = { ...FEATURES, fMax: Math.min(RATE, bandRate) / 2 };
   const feats = native.mfcc(real16k, RATE, feat);
   const energy = native.frameEnergy(real16k, RATE, feat);
   // the floor of a recording leaves its digital silence out (inserted in editing): see noiseFloor
@@ -568,13 +569,13 @@ export async function createDtwAligner(opts: DtwAlignerOptions = {}): Promise<Al
 
   return {
     name: 'dtw',
-    async align(samples: Float32Array, sampleRate: number, text: string, language: string): Promise<WordTiming[]> {
+    async align(samples: Float32Array, sampleRate: number, text: string, language: string, options: AlignOptions = {}): Promise<WordTiming[]> {
       const tokens = tokenizeWords(text);
       if (tokens.length === 0) return [];
       if (samples.length === 0) throw new SpeechInputError('cannot align text to empty audio');
       const voice = voiceForLanguage(table, language);
       const stage = stageTimer(opts.onStage);
-      const real = realFeatures(native, samples, sampleRate);
+      const real = realFeatures(native, samples, sampleRate, Math.min(sampleRate, options.sourceRate ?? sampleRate));
       stage('real features');
       const ref = await synthesizeAtReadersPace(engine, text, tokens, voice, rate, real, stage);
       const spans = alignableSpans(ref, real);

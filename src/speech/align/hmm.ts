@@ -429,7 +429,7 @@ export function readingOf(words: string[], ranges: GrammarRanges, heard: string[
 async function decodeAll(st: HmmState, samples: Float32Array, sampleRate: number, text: string, language: string, options: AlignOptions = {}): Promise<Decoded> {
   const tokens = tokenizeWords(text);
   if (tokens.length && samples.length === 0) throw new SpeechInputError('cannot align text to empty audio');
-  const model = st.opts.model ? (installedAcousticModels().find((m) => m.name === st.opts.model) ?? null) : (modelFor(language, sampleRate) ?? (options.borrowModel ? borrowedModel() : null));
+  const model = st.opts.model ? (installedAcousticModels().find((m) => m.name === st.opts.model) ?? null) : (modelFor(language, Math.min(sampleRate, options.sourceRate ?? sampleRate)) ?? (options.borrowModel ? borrowedModel() : null));
   if (!model) {
     throw new SpeechInputError(`the hmm aligner has no acoustic model for language "${language}" (it has: ${st.languages.join(', ')}); use the dtw or auto aligner`);
   }
