@@ -20,7 +20,7 @@ import { ffmpeg } from '../src/media/ffmpeg.ts';
 import { alignRecording } from '../src/speech/align/long/recording.ts';
 import { createAligner, defaultAlignerThreads } from '../src/speech/align/aligners.ts';
 import { QUICK } from './quick.ts';
-import { buildMessyBook, frenchMessyBook, FRENCH_UNSPOKEN, IVR, ivrPrompts, skipFindings, skippedWordCount, type BookPart, type Skip } from '../test/helpers/messy-book.ts';
+import { buildMessyBook, frenchMessyBook, FRENCH_UNSPOKEN, IVR, ivrPrompts, skipFindings, skippedWordCount, untimedRuns, type BookPart, type Skip } from '../test/helpers/messy-book.ts';
 
 const args = process.argv.slice(2);
 const opt = (name: string, dflt: string) => (args.includes(name) ? args[args.indexOf(name) + 1]! : dflt);
@@ -94,20 +94,18 @@ if (args.includes('--details')) {
   r.words.forEach((w, i) => {
     const span = book.clipSpans[i];
     const ctx = `${book.words.slice(Math.max(0, i - 3), i).join(' ')} [${book.words[i]}] ${book.words.slice(i + 1, i + 4).join(' ')}`;
-    // and whose audio it took: the read prompt there, if any
-    const over = w && book.clipSpans.findIndex((sp) => sp && sp.file === w.file && sp.start <= w.start + 0.05 && w.start < sp.end);
-    const under = over !== null && over >= 0 ? `, over the prompt of ${over} "${book.words.slice(over, over + 4).join(' ')}…" (timed ${r.words[over] ? 'too' : 'not'})` : '';
-    if (w && !book.spoken[i]) console.log(`    unread, timed ${i} (file ${w.file} ${w.start.toFixed(2)} s${under}): ${ctx}`);
+    if (w && !book.spoken[i]) {
+      // and whose audio it took: the read prompt there, if any
+      const over = book.clipSpans.findIndex((sp) => sp && sp.file === w.file && sp.start <= w.start + 0.05 && w.start < sp.end);
+      const under = over >= 0 ? `, over the prompt of ${over} "${book.words.slice(over, over + 4).join(' ')}…" (timed ${r.words[over] ? 'too' : 'not'})` : '';
+      console.log(`    unread, timed ${i} (file ${w.file} ${w.start.toFixed(2)} s${under}): ${ctx}`);
+    }
     else if (w && span && (w.file !== span.file || w.start < span.start - 0.05 || w.end > span.end + 0.05)) console.log(`    outside ${i} (file ${w.file} ${w.start.toFixed(2)}, prompt ${span.file} ${span.start.toFixed(2)}-${span.end.toFixed(2)}): ${ctx}`);
   });
   // and the spoken words left untimed, a line per run of them
-  for (let i = 0; i < r.words.length; i++) {
-    if (r.words[i] || !book.spoken[i]) continue;
-    let j = i;
-    while (j + 1 < r.words.length && !r.words[j + 1] && book.spoken[j + 1]) j++;
+  for (const [i, j] of untimedRuns(book, r.words)) {
     const span = book.clipSpans[i];
     console.log(`    untimed ${i}-${j}${span ? ` (file ${span.file} ${span.start.toFixed(2)} s)` : ''}: ${book.words.slice(i, j + 1).join(' ')}`);
-    i = j;
   }
 }
 await aligner.close();

@@ -24,7 +24,7 @@ import { createLocalSpeech } from '../src/speech/local.ts';
 import { tokenizeWords } from '../src/speech/words.ts';
 import { skipQuick } from './quick.ts';
 import { cpuSeconds, joinParts, rng, shuffle, writeMp3 } from './recording-build.ts';
-import { IVR, ivrPrompts, largeMessyBook, librivoxClips, skipFindings, skippedWordCount, smallMessyBook, spotCheck, type BookPart } from '../test/helpers/messy-book.ts';
+import { IVR, ivrPrompts, largeMessyBook, librivoxClips, skipFindings, skippedWordCount, smallMessyBook, untimedRuns, spotCheck, type BookPart } from '../test/helpers/messy-book.ts';
 
 const args = process.argv.slice(2);
 const quick = args.includes('quick') || process.env.BENCH_QUICK === '1';
@@ -206,13 +206,9 @@ if (args.includes('--details')) {
   messy.words.forEach((w, i) => {
     if (w && !spoken[i]) console.log(`    unspoken, timed ${i} (file ${w.file} ${w.start.toFixed(2)} s): ${ctx(i)}`);
   });
-  for (let i = 0; i < words.length; i++) {
-    if (messy.words[i] || !spoken[i]) continue;
-    let j = i;
-    while (j + 1 < words.length && !messy.words[j + 1] && spoken[j + 1]) j++;
+  for (const [i, j] of untimedRuns(book, messy.words)) {
     const ref = refs[i];
     console.log(`    untimed ${i}-${j}${ref ? ` (file ${ref.file} ${ref.start.toFixed(2)} s)` : ''}: ${ctx(i, j)}`);
-    i = j;
   }
 }
 console.log(`  sentences found skipped inside matched regions: ${sk.sentences} (${sk.words} words, ${sk.readWords} of them read: false skips)`);

@@ -48,6 +48,19 @@ export interface MessyBook {
 /** Words of the text in all skipped sentences. */
 export const skippedWordCount = (book: Pick<MessyBook, 'skippedRanges'>): number => book.skippedRanges.reduce((n, [a, b]) => n + b - a + 1, 0);
 
+/** Runs [first, last] of spoken words the alignment left untimed (the benches' --details). */
+export function untimedRuns(book: Pick<MessyBook, 'spoken'>, timed: readonly unknown[]): [number, number][] {
+  const out: [number, number][] = [];
+  for (let i = 0; i < timed.length; i++) {
+    if (timed[i] || !book.spoken[i]) continue;
+    let j = i;
+    while (j + 1 < timed.length && !timed[j + 1] && book.spoken[j + 1]) j++;
+    out.push([i, j]);
+    i = j;
+  }
+  return out;
+}
+
 /** The aligner's skipped sentences (RecordingAlignment.skippedSentences) against the truth: how many, and how many of their words were read (false skips). */
 export function skipFindings(book: Pick<MessyBook, 'spoken'>, found: [number, number][]): { sentences: number; words: number; readWords: number } {
   let words = 0, readWords = 0;

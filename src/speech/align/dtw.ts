@@ -220,14 +220,14 @@ function stageTimer(onStage: DtwAlignerOptions['onStage']): Stage {
   };
 }
 
-/** The reader's audio at 16 kHz: features, energies, and the quiet threshold (floor + 10 dB). `bandRate`: the rate whose band carries sound (AlignOptions.sourceRate). */
-function realFeatures(native: Native, samples: Float32Array, sampleRate: number, bandRate = sampleRate): RealSignal {
+/** The reader's audio at 16 kHz: features, energies, and the quiet threshold (floor + 10 dB). `sourceRate`: see AlignOptions. */
+function realFeatures(native: Native, samples: Float32Array, sampleRate: number, sourceRate = sampleRate): RealSignal {
   const real16k = sampleRate === RATE ? samples : native.resample(samples, sampleRate, RATE);
   // Both signals' mel bands stop at the band's edge (the input's Nyquist, or its source's when
   // it was resampled up: AlignOptions.sourceRate): bands that are empty in
   // narrow-band audio (8 kHz telephone, old recordings) but full in eSpeak's would
   // dominate the distance.
-  const feat: FeatureOptions = { ...FEATURES, fMax: Math.min(RATE, bandRate) / 2 };
+  const feat: FeatureOptions = { ...FEATURES, fMax: Math.min(RATE, sampleRate, sourceRate) / 2 };
   const feats = native.mfcc(real16k, RATE, feat);
   const energy = native.frameEnergy(real16k, RATE, feat);
   // the floor of a recording leaves its digital silence out (inserted in editing): see noiseFloor
@@ -575,7 +575,7 @@ export async function createDtwAligner(opts: DtwAlignerOptions = {}): Promise<Al
       if (samples.length === 0) throw new SpeechInputError('cannot align text to empty audio');
       const voice = voiceForLanguage(table, language);
       const stage = stageTimer(opts.onStage);
-      const real = realFeatures(native, samples, sampleRate, Math.min(sampleRate, options.sourceRate ?? sampleRate));
+      const real = realFeatures(native, samples, sampleRate, options.sourceRate);
       stage('real features');
       const ref = await synthesizeAtReadersPace(engine, text, tokens, voice, rate, real, stage);
       const spans = alignableSpans(ref, real);
