@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ffmpeg, ffprobe } from '../src/media/ffmpeg.ts';
-import { alignRecording, claimRegions, joinRuns, readingOrder, skippableSentences, trimEdges, unconfirmedEdges, RecordingAlignmentStopped, RecordingInputError, RecordingMismatchError, type RecordingAlignment, type RecordingProgress } from '../src/speech/align/long/recording.ts';
+import { alignRecording, claimRegions, firstWindows, joinRuns, readingOrder, skippableSentences, trimEdges, unconfirmedEdges, RecordingAlignmentStopped, RecordingInputError, RecordingMismatchError, type RecordingAlignment, type RecordingProgress } from '../src/speech/align/long/recording.ts';
 import { createAligner, type ClosableAligner } from '../src/speech/align/aligners.ts';
 import { balancedBatches, bookDictionary, createBookRecognizer, recognizerModel, segmentedWords, speechStretches } from '../src/speech/align/long/recognize.ts';
 import { decodeRecordingFile } from '../src/speech/align/long/audio.ts';
@@ -125,6 +125,27 @@ describe('long recordings: recogniser runs', () => {
     expect(spokenWords("Jusqu'à", 'fr-CA')).toEqual(["jusqu'", 'à']);
     expect(spokenWords("aujourd'hui", 'fr')).toEqual(["aujourd'hui"]);
     expect(spokenWords("l'homme", 'en')).toEqual(["l'homme"]);
+  });
+});
+
+describe('long recordings: the first pass\'s windows', () => {
+  const file = (index: number, duration: number) => ({ decoded: { index, duration } });
+  const covered = (ws: { start: number; end: number }[]) => ws.reduce((s, w) => s + w.end - w.start, 0);
+
+  it('decodes a recording of up to 15 minutes in full, in windows of 10 s', () => {
+    const ws = firstWindows([file(0, 500), file(1, 43)], 543);
+    expect(covered(ws)).toBeCloseTo(543);
+    expect(Math.max(...ws.map((w) => w.end - w.start))).toBeLessThanOrEqual(10);
+  });
+
+  it('decodes one window in 40 s of a long file, and a short file (up to 2 minutes: an intro, a short chapter) in full', () => {
+    const ws = firstWindows([file(0, 1200), file(1, 43), file(2, 125)], 1368);
+    const of = (i: number) => ws.filter((w) => w.file === i);
+    expect(of(0).map((w) => w.start)).toEqual(Array.from({ length: 30 }, (_, k) => 40 * k));
+    expect(covered(of(0))).toBeCloseTo(300);
+    expect(covered(of(1))).toBeCloseTo(43);
+    expect(of(1).map((w) => [w.start, w.end])).toEqual([[0, 10], [10, 20], [20, 30], [30, 40], [40, 43]]);
+    expect(of(2).map((w) => w.start)).toEqual([0, 40, 80, 120]);
   });
 });
 

@@ -33,6 +33,12 @@ const WINDOW = 10;
 const SPARSE_STRIDE = 40;
 /** Recordings up to this long are decoded in full at once (cheaper than refining). */
 const DENSE_UP_TO = 15 * 60;
+/**
+ * Files up to this long are decoded in full in the first pass of a long recording too: a short
+ * chapter or intro track got only its first window, whose few words (or none) could not place it,
+ * and its text was found late or not at all (README, round 17).
+ */
+const SHORT_FILE = 120;
 /** Uncovered stretches shorter than this are not worth a window of their own. */
 const MIN_WINDOW = 1.5;
 /** Heard (or book) words between two anchors in continuously decoded audio that still count as one region (misrecognitions). */
@@ -412,11 +418,11 @@ async function decodeFiles(opts: AlignRecordingOptions, workDir: string, stop: (
   return decodedFiles;
 }
 
-/** The first pass's windows: every file in full when the recording is short, else one window in every SPARSE_STRIDE seconds. */
-function firstWindows(files: FileState[], totalSeconds: number): AudioWindow[] {
-  const stride = totalSeconds <= DENSE_UP_TO ? WINDOW : SPARSE_STRIDE;
+/** The first pass's windows: every file in full when the recording is short, else one window in every SPARSE_STRIDE seconds of each file longer than SHORT_FILE, the short ones in full. */
+export function firstWindows(files: { decoded: { index: number; duration: number } }[], totalSeconds: number): AudioWindow[] {
   const pending: AudioWindow[] = [];
   for (const f of files) {
+    const stride = totalSeconds <= DENSE_UP_TO || f.decoded.duration <= SHORT_FILE ? WINDOW : SPARSE_STRIDE;
     for (let t = 0; t < f.decoded.duration; t += stride) {
       const end = Math.min(f.decoded.duration, t + WINDOW);
       if (end - t >= MIN_WINDOW || t === 0) pending.push({ file: f.decoded.index, start: t, end });
