@@ -1,7 +1,7 @@
 // The bench hour's align phase, segment by segment (round 17): the segments alignRecording hands
 // to `hmm` (audio, text, skippable and repeatable ranges, source rate) are saved once to
-// bench/.cache/hour-segments (git-ignored), then decoded one at a time in this thread, first as
-// shipped and then with a variant, in the same run: CPU seconds, segments whose path is lost,
+// bench/.cache/hour-segments (git-ignored), then each decoded in this thread as shipped and with a
+// variant, in turn: CPU seconds, segments whose path is lost,
 // words found skipped that the shipped decode reads (the hour reads every word), and word edges
 // moved. Needs the bench hour (bench/long-recording.bench.ts builds it).
 // Run: node --import tsx bench/hour-segments.ts [--beam 1e-80] [--plain] [--limit N]
@@ -53,39 +53,39 @@ const count = Math.min(Number(fs.readFileSync(path.join(CACHE, 'count'), 'utf8')
 const beam = opt('--beam');
 const plain = args.includes('--plain');
 
-async function decodeAll(config: Record<string, number>, plainText: boolean): Promise<{ cpu: number; words: (AlignedWord[] | null)[]; seconds: number }> {
-  const a = await createHmmAligner({ decoderConfig: config });
-  const words: (AlignedWord[] | null)[] = [];
-  let cpu = 0;
-  let seconds = 0;
-  for (let k = 0; k < count; k++) {
-    const s = JSON.parse(fs.readFileSync(path.join(CACHE, `${k}.json`), 'utf8')) as Saved;
-    const bytes = fs.readFileSync(path.join(CACHE, `${k}.f32`));
-    const samples = new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
-    const options = plainText ? { sourceRate: s.options?.sourceRate } : s.options;
-    const c0 = process.cpuUsage();
-    words.push(await a.align(samples, s.rate, s.text, s.language, options).catch(() => null));
-    const c = process.cpuUsage(c0);
-    cpu += (c.user + c.system) / 1e6;
-    seconds += samples.length / s.rate;
+// both decoders on each segment in turn: each segment read once, and the VM's drift shared by both
+const shipped = await createHmmAligner();
+const variant = await createHmmAligner({ decoderConfig: beam ? { beam: Number(beam), pbeam: Number(beam), wbeam: Number(beam) } : {} });
+const cpu = { shipped: 0, variant: 0 };
+const timed = async (which: keyof typeof cpu, run: () => Promise<AlignedWord[]>): Promise<AlignedWord[] | null> => {
+  const c0 = process.cpuUsage();
+  const out = await run().catch(() => null);
+  const c = process.cpuUsage(c0);
+  cpu[which] += (c.user + c.system) / 1e6;
+  return out;
+};
+let seconds = 0, shippedLost = 0, lost = 0, falseSkips = 0, edges = 0, moved1 = 0, moved20 = 0, maxMove = 0;
+for (let k = 0; k < count; k++) {
+  const s = JSON.parse(fs.readFileSync(path.join(CACHE, `${k}.json`), 'utf8')) as Saved;
+  const bytes = fs.readFileSync(path.join(CACHE, `${k}.f32`));
+  const samples = new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
+  seconds += samples.length / s.rate;
+  const ws = await timed('shipped', () => shipped.align(samples, s.rate, s.text, s.language, s.options));
+  const vs = await timed('variant', () => variant.align(samples, s.rate, s.text, s.language, plain ? { sourceRate: s.options?.sourceRate } : s.options));
+  if (!ws) shippedLost++;
+  if (!vs) {
+    lost++;
+    continue;
   }
-  await a.close();
-  return { cpu, words, seconds };
-}
-
-const shipped = await decodeAll({}, false);
-const variant = await decodeAll(beam ? { beam: Number(beam), pbeam: Number(beam), wbeam: Number(beam) } : {}, plain);
-let lost = 0, falseSkips = 0, edges = 0, moved1 = 0, moved20 = 0, maxMove = 0;
-shipped.words.forEach((ws, k) => {
-  const vs = variant.words[k];
-  if (!vs) return void lost++;
   ws?.forEach((w, i) => {
     const v = vs[i]!;
     if (v.skipped && !w.skipped) falseSkips++;
     if (v.skipped || w.skipped) return;
     for (const d of [Math.abs(v.start - w.start), Math.abs(v.end - w.end)]) (edges++, d > 0.001 && moved1++, d > 0.02 && moved20++, (maxMove = Math.max(maxMove, d)));
   });
-});
-console.log(`${count} segments of the bench hour, ${shipped.seconds.toFixed(0)} s of audio, decoded one at a time in one thread:`);
-console.log(`  shipped (beams 1e-200, skippable sentences as alignRecording asks): ${shipped.cpu.toFixed(1)} s CPU; ${shipped.words.filter((w) => !w).length} segments without a path`);
-console.log(`  variant (${beam ? `beams ${beam}` : 'beams 1e-200'}${plain ? ', the text alone' : ''}): ${variant.cpu.toFixed(1)} s CPU (${(variant.cpu / shipped.cpu).toFixed(2)}x); ${lost} segments without a path, ${falseSkips} words found skipped that the shipped decode reads, ${moved1} of ${edges} word edges moved by over 1 ms (${moved20} by over 20 ms, at most ${(1000 * maxMove).toFixed(0)} ms)`);
+}
+await shipped.close();
+await variant.close();
+console.log(`${count} segments of the bench hour, ${seconds.toFixed(0)} s of audio, decoded one at a time in one thread:`);
+console.log(`  shipped (beams 1e-200, skippable sentences as alignRecording asks): ${cpu.shipped.toFixed(1)} s CPU; ${shippedLost} segments without a path`);
+console.log(`  variant (${beam ? `beams ${beam}` : 'beams 1e-200'}${plain ? ', the text alone' : ''}): ${cpu.variant.toFixed(1)} s CPU (${(cpu.variant / cpu.shipped).toFixed(2)}x); ${lost} segments without a path, ${falseSkips} words found skipped that the shipped decode reads, ${moved1} of ${edges} word edges moved by over 1 ms (${moved20} by over 20 ms, at most ${(1000 * maxMove).toFixed(0)} ms)`);

@@ -102,7 +102,7 @@ export interface AlignOptions {
   /**
    * The rate the audio was recorded at, where it was resampled up to the `sampleRate` given (a
    * telephone recording decoded at 16 kHz): only that band carries sound. hmm picks its
-   * acoustic model by it; dtw compares only that band (it resamples down to it first). Default:
+   * acoustic model by it; dtw caps its mel bands at that band's edge. Default:
    * the sampleRate given.
    */
   sourceRate?: number;

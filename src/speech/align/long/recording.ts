@@ -420,9 +420,10 @@ async function decodeFiles(opts: AlignRecordingOptions, workDir: string, stop: (
 
 /** The first pass's windows: every file in full when the recording is short, else one window in every SPARSE_STRIDE seconds of each file longer than SHORT_FILE, the short ones in full. */
 export function firstWindows(files: { decoded: { index: number; duration: number } }[], totalSeconds: number): AudioWindow[] {
+  const dense = totalSeconds <= DENSE_UP_TO;
   const pending: AudioWindow[] = [];
   for (const f of files) {
-    const stride = totalSeconds <= DENSE_UP_TO || f.decoded.duration <= SHORT_FILE ? WINDOW : SPARSE_STRIDE;
+    const stride = dense || f.decoded.duration <= SHORT_FILE ? WINDOW : SPARSE_STRIDE;
     for (let t = 0; t < f.decoded.duration; t += stride) {
       const end = Math.min(f.decoded.duration, t + WINDOW);
       if (end - t >= MIN_WINDOW || t === 0) pending.push({ file: f.decoded.index, start: t, end });
