@@ -181,9 +181,20 @@ const fallbackAligner = await createAligner('dtw', { modelsDir: 'models', device
 const spokenTotal = book.spoken.filter(Boolean).length;
 const cpu0 = cpuSeconds();
 let t0 = performance.now();
-const res = await alignRecording({ files: book.files, names: book.files.map((f) => path.basename(f)), words: book.words, blockEnds: book.blockEnds, language: 'en-US', aligner, fallbackAligner: alignerName === 'dtw' ? undefined : fallbackAligner });
+// wall and CPU seconds of each phase (decode, locate, align): where an hour's time goes
+const phases: { phase: string; wall: number; cpu: number }[] = [];
+const onProgress = (p: { phase: string }) => {
+  if (phases.at(-1)?.phase !== p.phase) phases.push({ phase: p.phase, wall: performance.now(), cpu: cpuSeconds() });
+};
+const res = await alignRecording({ files: book.files, names: book.files.map((f) => path.basename(f)), words: book.words, blockEnds: book.blockEnds, language: 'en-US', aligner, fallbackAligner: alignerName === 'dtw' ? undefined : fallbackAligner, onProgress });
 const longSecs = (performance.now() - t0) / 1000;
 const longCpu = cpuSeconds() - cpu0;
+const phaseLine = phases
+  .map((ph, i) => {
+    const next = phases[i + 1] ?? { wall: performance.now(), cpu: cpu0 + longCpu };
+    return `${ph.phase} ${((next.wall - ph.wall) / 1000).toFixed(1)} s wall / ${(next.cpu - ph.cpu).toFixed(1)} s CPU`;
+  })
+  .join(', ');
 const peak = process.resourceUsage().maxRSS / 1024;
 
 const longEdges = edges();
@@ -200,6 +211,7 @@ res.words.forEach((w, i) => {
 const right = JSON.stringify(res.order) === JSON.stringify(book.trueOrder);
 console.log(`${bookName}: ${(book.seconds / 60).toFixed(1)} min read by Piper in ${book.files.length} MP3 files (shuffled; ${book.prefaceSeconds.toFixed(0)} s of credits not in the text), ${spokenTotal} of the document's ${book.words.length} words read, aligner ${alignerName} in ${threads} thread(s), ${os.availableParallelism()} cores, load ${os.loadavg()[0]!.toFixed(1)}:`);
 console.log(`  long-recording alignment: ${longSecs.toFixed(1)} s wall, ${longCpu.toFixed(1)} s CPU in this process and its finished children, peak RSS ${peak.toFixed(0)} MiB; ${res.coverage.segmentsFallback} of ${res.coverage.segments} segments with a dtw-fallback piece (${res.coverage.fallbackSeconds.toFixed(1)} s)`);
+console.log(`  phases: ${phaseLine}; decoded ${(100 * res.coverage.decodedShare).toFixed(0)} % of the audio to locate the text`);
 console.log(`  read words timed ${spokenTimed}/${spokenTotal} (${((100 * spokenTimed) / spokenTotal).toFixed(1)} %), unread words timed ${unreadTimed} of ${book.words.length - spokenTotal}, sentences found skipped ${res.coverage.sentencesSkipped} (each one a false skip), order ${right ? 'right' : `WRONG ${JSON.stringify(res.order)} vs ${JSON.stringify(book.trueOrder)}`}${offRef ? `, ${offRef} words timed in another file` : ''}`);
 console.log(`  boundaries: ${line(longEdges)}`);
 if (args.includes('--details')) {
