@@ -23,7 +23,7 @@ import { createAligner, defaultAlignerThreads } from '../src/speech/align/aligne
 import { createLocalSpeech } from '../src/speech/local.ts';
 import { tokenizeWords } from '../src/speech/words.ts';
 import { skipQuick } from './quick.ts';
-import { cpuSeconds, joinParts, rng, shuffle, writeMp3 } from './recording-build.ts';
+import { cpuSeconds, phaseClock, joinParts, rng, shuffle, writeMp3 } from './recording-build.ts';
 import { IVR, ivrPrompts, largeMessyBook, librivoxClips, skipFindings, skippedWordCount, smallMessyBook, untimedRuns, spotCheck, type BookPart } from '../test/helpers/messy-book.ts';
 
 const args = process.argv.slice(2);
@@ -134,19 +134,9 @@ if (!messyOnly) {
   const cpu0 = cpuSeconds();
   const rssBefore = process.memoryUsage().rss;
   let t0 = performance.now();
-  const phases = new Map<string, number>();
-  let lastPhase = '', phaseStart = t0;
-  const res = await alignRecording({
-    files: hour.files, words: hour.words, language: 'en-US', aligner, fallbackAligner: alignerName === 'dtw' ? undefined : fallbackAligner,
-    onProgress: (p) => {
-      if (p.phase !== lastPhase) {
-        const now = performance.now();
-        if (lastPhase) phases.set(lastPhase, now - phaseStart);
-        (lastPhase = p.phase), (phaseStart = now);
-      }
-    },
-  });
-  phases.set(lastPhase, performance.now() - phaseStart);
+  const clock = phaseClock();
+  const res = await alignRecording({ files: hour.files, words: hour.words, language: 'en-US', aligner, fallbackAligner: alignerName === 'dtw' ? undefined : fallbackAligner, onProgress: clock.onProgress });
+  const phases = clock.done();
   const longSecs = (performance.now() - t0) / 1000;
   const peak = process.resourceUsage().maxRSS / 1024;
   await aligner.close(); // its eSpeak helpers' CPU time counts once they have exited
@@ -155,7 +145,7 @@ if (!messyOnly) {
   const s = score(res, hour.refs);
   console.log(`${(hour.seconds / 60).toFixed(1)} min of real speech in ${hour.files.length} MP3 files (shuffled), ${hour.words.length} words, aligner ${alignerName} in ${threads} thread(s), ${os.availableParallelism()} cores, load ${os.loadavg()[0]!.toFixed(1)}:`);
   console.log(`  long-recording alignment: ${longSecs.toFixed(1)} s wall, ${longCpu.toFixed(1)} s CPU in all processes (goal <= 60 s wall for an hour on 2 cores), peak RSS ${peak.toFixed(0)} MiB (goal <= 1024; ${(rssBefore / 2 ** 20).toFixed(0)} MiB before; recogniser processes ~30 MiB each besides)`);
-  console.log(`  phases: ${[...phases].map(([k, v]) => `${k} ${(v / 1000).toFixed(1)} s`).join(', ')}; decoded ${(100 * res.coverage.decodedShare).toFixed(0)}% of the audio to locate the text; ${res.coverage.segmentsFallback} of ${res.coverage.segments} segments with a piece hmm found no path through (split at anchors first): ${res.coverage.fallbackSeconds.toFixed(1)} s of audio timed by the dtw fallback`);
+  console.log(`  phases: ${phases.map((ph) => `${ph.phase} ${ph.wall.toFixed(1)} s`).join(', ')}; decoded ${(100 * res.coverage.decodedShare).toFixed(0)}% of the audio to locate the text; ${res.coverage.segmentsFallback} of ${res.coverage.segments} segments with a piece hmm found no path through (split at anchors first): ${res.coverage.fallbackSeconds.toFixed(1)} s of audio timed by the dtw fallback`);
   console.log(`  words matched ${(100 * res.coverage.textMatched).toFixed(1)}%, sentences found skipped ${res.coverage.sentencesSkipped} (all of it is read: each one a false skip), order ${JSON.stringify(res.order) === JSON.stringify(hour.trueOrder) ? 'right' : `WRONG ${JSON.stringify(res.order)} vs ${JSON.stringify(hour.trueOrder)}`}, heard words matched ${(100 * res.coverage.heardMatched).toFixed(1)}%`);
   console.log(`  boundaries of the ${s.refWords} words with references (LibriVox/jfk clips): MAE ${s.mae!.toFixed(1)} ms, ${(100 * s.within50!).toFixed(1)}% within 50 ms`);
 

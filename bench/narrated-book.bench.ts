@@ -36,7 +36,7 @@ import { tokenizeWords } from '../src/speech/words.ts';
 import type { HandWord } from '../test/fixtures/alignment/hand/references.ts';
 import { exactVoice, oneToOne, spaceMidpoints } from './piper-exact.ts';
 import { QUICK } from './quick.ts';
-import { cpuSeconds, joinParts, rng, shuffle, writeMp3 } from './recording-build.ts';
+import { cpuSeconds, phaseClock, joinParts, rng, shuffle, writeMp3 } from './recording-build.ts';
 
 const root = path.join(import.meta.dirname, '..');
 const args = process.argv.slice(2);
@@ -181,20 +181,12 @@ const fallbackAligner = await createAligner('dtw', { modelsDir: 'models', device
 const spokenTotal = book.spoken.filter(Boolean).length;
 const cpu0 = cpuSeconds();
 let t0 = performance.now();
-// wall and CPU seconds of each phase (decode, locate, align): where an hour's time goes
-const phases: { phase: string; wall: number; cpu: number }[] = [];
-const onProgress = (p: { phase: string }) => {
-  if (phases.at(-1)?.phase !== p.phase) phases.push({ phase: p.phase, wall: performance.now(), cpu: cpuSeconds() });
-};
-const res = await alignRecording({ files: book.files, names: book.files.map((f) => path.basename(f)), words: book.words, blockEnds: book.blockEnds, language: 'en-US', aligner, fallbackAligner: alignerName === 'dtw' ? undefined : fallbackAligner, onProgress });
+// where an hour's time goes
+const clock = phaseClock();
+const res = await alignRecording({ files: book.files, names: book.files.map((f) => path.basename(f)), words: book.words, blockEnds: book.blockEnds, language: 'en-US', aligner, fallbackAligner: alignerName === 'dtw' ? undefined : fallbackAligner, onProgress: clock.onProgress });
+const phaseLine = clock.done().map((ph) => `${ph.phase} ${ph.wall.toFixed(1)} s wall / ${ph.cpu.toFixed(1)} s CPU`).join(', ');
 const longSecs = (performance.now() - t0) / 1000;
 const longCpu = cpuSeconds() - cpu0;
-const phaseLine = phases
-  .map((ph, i) => {
-    const next = phases[i + 1] ?? { wall: performance.now(), cpu: cpu0 + longCpu };
-    return `${ph.phase} ${((next.wall - ph.wall) / 1000).toFixed(1)} s wall / ${(next.cpu - ph.cpu).toFixed(1)} s CPU`;
-  })
-  .join(', ');
 const peak = process.resourceUsage().maxRSS / 1024;
 
 const longEdges = edges();

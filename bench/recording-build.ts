@@ -38,3 +38,16 @@ export function cpuSeconds(): number {
   const f = fs.readFileSync('/proc/self/stat', 'utf8').split(') ')[1]!.split(' ');
   return (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / 100;
 }
+
+/** Wall and CPU seconds of each phase alignRecording reports (decode, locate, align): pass `onProgress` to it, then call `done()` once it returns. */
+export function phaseClock(): { onProgress: (p: { phase: string }) => void; done: () => { phase: string; wall: number; cpu: number }[] } {
+  const marks: { phase: string; at: number; cpu: number }[] = [];
+  const mark = (phase: string) => marks.push({ phase, at: performance.now(), cpu: cpuSeconds() });
+  return {
+    onProgress: (p) => void (marks.at(-1)?.phase !== p.phase && mark(p.phase)),
+    done: () => {
+      mark('');
+      return marks.slice(0, -1).map((m, i) => ({ phase: m.phase, wall: (marks[i + 1]!.at - m.at) / 1000, cpu: marks[i + 1]!.cpu - m.cpu }));
+    },
+  };
+}
