@@ -46,7 +46,7 @@ export ONNXRUNTIME_NODE_INSTALL="${ONNXRUNTIME_NODE_INSTALL:-skip}"
 # `npm install` rather than `npm ci`: npm 11 writes lockfiles without other platforms'
 # optional packages and `npm ci` then refuses them; the lockfile still pins every version.
 npm install --no-audit --no-fund --loglevel=error
-[ -f build/Release/lectern_native.node ] || bash scripts/build-native.sh
+[ -f build/Release/lectern_native.node ] && [ -f build/soundswallower-simd.wasm ] || bash scripts/build-native.sh
 
 # --- the web app (web/, its own npm package) ----------------------------------
 # Installed only when its lockfile changed since the last install; always rebuilt (a few

@@ -6,6 +6,7 @@ import { availableParallelism } from 'node:os';
 import type { AlignedWord, Aligner, AlignOptions } from '../types.ts';
 import { MissingModelError, SpeechInputError } from '../types.ts';
 import { alignerSkips, borrowedModel, hmmLanguages, primaryLanguage } from './acoustic-models.ts';
+import type { Scorer } from './soundswallower-wasm.ts';
 import { createThreadedAligner } from './threaded.ts';
 
 export interface AlignerOptions {
@@ -17,6 +18,8 @@ export interface AlignerOptions {
    * this thread.
    */
   threads?: number;
+  /** soundswallower's build for `hmm`: `simd` (default) or `stock`, the package's own (the benches' baseline). */
+  hmmScorer?: Scorer;
 }
 
 /** An aligner that holds helper processes; close() ends them. */
@@ -26,7 +29,7 @@ type Factory = (opts: AlignerOptions) => Promise<ClosableAligner>;
 
 const factories: Record<string, Factory> = {
   auto: async (opts) => createAutoAligner(opts),
-  hmm: async () => (await import('./hmm.ts')).createHmmAligner(),
+  hmm: async (opts) => (await import('./hmm.ts')).createHmmAligner({ scorer: opts.hmmScorer }),
   dtw: async () => (await import('./dtw.ts')).createDtwAligner() as Promise<ClosableAligner>,
   ctc: async (opts) => {
     throw new MissingModelError(

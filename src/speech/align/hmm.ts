@@ -16,6 +16,7 @@ import { tokenizeWords } from '../words.ts';
 import { borrowedModel, hmmLanguages, installedAcousticModels, modelFor, primaryLanguage, type AcousticModel } from './acoustic-models.ts';
 import { ipaToPhones } from './phones.ts';
 import { refineBoundaries, spectralChangeOf, type Segment } from './refine.ts';
+import { soundswallowerBinary, type Scorer } from './soundswallower-wasm.ts';
 
 const RATE = 16000;
 const HOP_S = 0.01;
@@ -45,6 +46,8 @@ interface SsModule {
 }
 
 export interface HmmAlignerOptions {
+  /** soundswallower's build: `simd` (default; its Gaussian scorer in WebAssembly SIMD, the same results) or `stock` (the package's own). */
+  scorer?: Scorer;
   /** Use the TypeScript reference of the native functions (when the addon is missing). */
   useReference?: boolean;
   /** Skip the boundary refinement: the plain forced alignment (for the bench's comparison). */
@@ -106,12 +109,13 @@ const TOPN = 2;
 const BORROWED_SKIP_PROBABILITY = 1e-40;
 
 /** soundswallower's Emscripten glue re-throws from its own uncaughtException listener; keep Node's own handling. */
-async function loadModule(): Promise<SsModule> {
+async function loadModule(scorer: Scorer): Promise<SsModule> {
+  const { binary } = soundswallowerBinary(scorer);
   const before = new Set(process.listeners('uncaughtException'));
   const log: string[] = [];
   try {
     const createModule = (await import('soundswallower')).default as unknown as (m: object) => Promise<SsModule>;
-    return await createModule({ print: () => {}, printErr: (s: string) => log.push(s) });
+    return await createModule({ print: () => {}, printErr: (s: string) => log.push(s), ...(binary ? { wasmBinary: binary } : {}) });
   } catch (err) {
     throw new MissingModelError(`the hmm aligner cannot load soundswallower (npm package): ${(err as Error).message}`);
   } finally {
@@ -153,7 +157,7 @@ export async function createHmmAligner(opts: HmmAlignerOptions = {}): Promise<Hm
   if (!opts.useReference) nativeAddon.loadNative();
   const languages = hmmLanguages();
   if (!languages.length) throw new MissingModelError('the hmm aligner found no acoustic model (install Debian pocketsphinx-en-us, or the soundswallower npm package)');
-  const st: HmmState = { opts, native, languages, ss: await loadModule(), loaded: new Map(), espeak: null };
+  const st: HmmState = { opts, native, languages, ss: await loadModule(opts.scorer ?? 'simd'), loaded: new Map(), espeak: null };
   return {
     name: 'hmm',
     languages: () => languages,

@@ -6,11 +6,13 @@ import { Worker } from 'node:worker_threads';
 import { fromWire, type WireError } from '../../core/errors.ts';
 import { alignerSkips } from './acoustic-models.ts';
 import { MissingModelError, SpeechInputError, type AlignedWord, type Aligner, type AlignOptions } from '../types.ts';
+import type { Scorer } from './soundswallower-wasm.ts';
 
 /** createAligner's options (aligners.ts), as a thread is given them. */
 export interface ThreadAlignerOptions {
   modelsDir: string;
   device: 'cpu' | 'cuda';
+  hmmScorer?: Scorer;
 }
 
 /** What the parent asks a thread (one request at a time per thread). */
@@ -58,7 +60,7 @@ export function createThreadedAligner(name: string, options: ThreadAlignerOption
   let closed = false;
 
   function start(): Thread {
-    const data: ThreadData = { name, options: { modelsDir: options.modelsDir, device: options.device } };
+    const data: ThreadData = { name, options: { modelsDir: options.modelsDir, device: options.device, hmmScorer: options.hmmScorer } };
     const worker = new Worker(BOOTSTRAP, { workerData: data });
     const t: Thread = { worker, settle: null };
     worker.on('message', (r: ThreadReply) => t.settle?.(r));
