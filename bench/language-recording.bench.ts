@@ -20,6 +20,7 @@ import { ffmpeg } from '../src/media/ffmpeg.ts';
 import { alignRecording } from '../src/speech/align/long/recording.ts';
 import { createAligner, defaultAlignerThreads } from '../src/speech/align/aligners.ts';
 import { QUICK } from './quick.ts';
+import { scorerArg } from './recording-build.ts';
 import { buildMessyBook, frenchMessyBook, FRENCH_UNSPOKEN, IVR, ivrPrompts, skipFindings, skippedWordCount, untimedRuns, type BookPart, type Skip } from '../test/helpers/messy-book.ts';
 
 const args = process.argv.slice(2);
@@ -67,7 +68,7 @@ async function ivrBook() {
 }
 
 const book = QUICK ? await frenchMessyBook(dir) : await ivrBook();
-const aligner = await createAligner(alignerName, { modelsDir: 'models', device: 'cpu', threads: defaultAlignerThreads() });
+const aligner = await createAligner(alignerName, { modelsDir: 'models', device: 'cpu', threads: defaultAlignerThreads(), hmmScorer: scorerArg(args) });
 const fallbackAligner = await createAligner('dtw', { modelsDir: 'models', device: 'cpu' });
 const t0 = performance.now();
 const r = await alignRecording({ files: book.files, words: book.words, blockEnds: book.blockEnds, language: QUICK ? 'fr-CA' : LOCALE, aligner, fallbackAligner: alignerName === 'dtw' ? undefined : fallbackAligner });

@@ -23,7 +23,7 @@ import { createAligner, defaultAlignerThreads } from '../src/speech/align/aligne
 import { createLocalSpeech } from '../src/speech/local.ts';
 import { tokenizeWords } from '../src/speech/words.ts';
 import { skipQuick } from './quick.ts';
-import { cpuSeconds, phaseClock, joinParts, rng, shuffle, writeMp3 } from './recording-build.ts';
+import { cpuSeconds, phaseClock, joinParts, rng, scorerArg, shuffle, writeMp3 } from './recording-build.ts';
 import { IVR, ivrPrompts, largeMessyBook, librivoxClips, skipFindings, skippedWordCount, smallMessyBook, untimedRuns, spotCheck, type BookPart } from '../test/helpers/messy-book.ts';
 
 const args = process.argv.slice(2);
@@ -121,7 +121,7 @@ function score(r: RecordingAlignment, refs: Manifest['refs'], spoken?: boolean[]
   return out;
 }
 
-let aligner = await createAligner(alignerName, { modelsDir: 'models', device: 'cpu', threads });
+let aligner = await createAligner(alignerName, { modelsDir: 'models', device: 'cpu', threads, hmmScorer: scorerArg(args) });
 // as the read-along pipeline does: dtw for a segment the chosen aligner finds no path through
 const fallbackAligner = await createAligner('dtw', { modelsDir: 'models', device: 'cpu' });
 if (!messyOnly) {
@@ -141,7 +141,7 @@ if (!messyOnly) {
   const peak = process.resourceUsage().maxRSS / 1024;
   await aligner.close(); // its eSpeak helpers' CPU time counts once they have exited
   const longCpu = cpuSeconds() - cpu0;
-  aligner = await createAligner(alignerName, { modelsDir: 'models', device: 'cpu', threads });
+  aligner = await createAligner(alignerName, { modelsDir: 'models', device: 'cpu', threads, hmmScorer: scorerArg(args) });
   const s = score(res, hour.refs);
   console.log(`${(hour.seconds / 60).toFixed(1)} min of real speech in ${hour.files.length} MP3 files (shuffled), ${hour.words.length} words, aligner ${alignerName} in ${threads} thread(s), ${os.availableParallelism()} cores, load ${os.loadavg()[0]!.toFixed(1)}:`);
   console.log(`  long-recording alignment: ${longSecs.toFixed(1)} s wall, ${longCpu.toFixed(1)} s CPU in all processes (goal <= 60 s wall for an hour on 2 cores), peak RSS ${peak.toFixed(0)} MiB (goal <= 1024; ${(rssBefore / 2 ** 20).toFixed(0)} MiB before; recogniser processes ~30 MiB each besides)`);
@@ -162,7 +162,7 @@ if (!messyOnly) {
   const baseSecs = (performance.now() - t0) / 1000;
   await aligner.close();
   const baseCpu = cpuSeconds() - cpu1;
-  aligner = await createAligner(alignerName, { modelsDir: 'models', device: 'cpu', threads });
+  aligner = await createAligner(alignerName, { modelsDir: 'models', device: 'cpu', threads, hmmScorer: scorerArg(args) });
   const fileStart = new Map<number, number>();
   {
     let at = 0;

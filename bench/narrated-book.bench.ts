@@ -36,7 +36,7 @@ import { tokenizeWords } from '../src/speech/words.ts';
 import type { HandWord } from '../test/fixtures/alignment/hand/references.ts';
 import { exactVoice, oneToOne, spaceMidpoints } from './piper-exact.ts';
 import { QUICK } from './quick.ts';
-import { cpuSeconds, phaseClock, joinParts, rng, shuffle, writeMp3 } from './recording-build.ts';
+import { cpuSeconds, phaseClock, joinParts, rng, scorerArg, shuffle, writeMp3 } from './recording-build.ts';
 
 const root = path.join(import.meta.dirname, '..');
 const args = process.argv.slice(2);
@@ -176,7 +176,7 @@ const line = (e: Edges) => {
 };
 
 const threads = defaultAlignerThreads();
-const aligner = await createAligner(alignerName, { modelsDir: 'models', device: 'cpu', threads });
+const aligner = await createAligner(alignerName, { modelsDir: 'models', device: 'cpu', threads, hmmScorer: scorerArg(args) });
 const fallbackAligner = await createAligner('dtw', { modelsDir: 'models', device: 'cpu' });
 const spokenTotal = book.spoken.filter(Boolean).length;
 const cpu0 = cpuSeconds();

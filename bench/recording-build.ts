@@ -3,6 +3,7 @@
 // with its finished children.
 import fs from 'node:fs';
 import { ffmpegInput } from '../src/media/ffmpeg.ts';
+import type { Scorer } from '../src/speech/align/soundswallower-wasm.ts';
 
 /** A seeded generator in [0, 1): the same book for the same seed. */
 export function rng(seed: number): () => number {
@@ -50,4 +51,11 @@ export function phaseClock(): { onProgress: (p: { phase: string }) => void; done
       return marks.slice(0, -1).map((m, i) => ({ phase: m.phase, wall: (marks[i + 1]!.at - m.at) / 1000, cpu: marks[i + 1]!.cpu - m.cpu }));
     },
   };
+}
+
+/** `--scorer stock`: the hmm aligner on soundswallower's own build instead of its SIMD scorer (the same alignments; the CPU baseline). */
+export function scorerArg(args: string[]): Scorer {
+  const v = args.includes('--scorer') ? args[args.indexOf('--scorer') + 1] : 'simd';
+  if (v !== 'simd' && v !== 'stock') throw new Error(`--scorer takes simd or stock, not ${v}`);
+  return v;
 }
