@@ -7,12 +7,16 @@
 // without SIMD. eval_cb scores every density of a codebook and stops a density as soon as its
 // running score falls under the frame's current n-th best; with topn 2 that bound is tight and a
 // density stops after 6 of its 13 dimensions on average, at an unpredictable point, so the scalar
-// loop is mostly branch mispredictions and loop control. The rewrite scores all 13 dimensions
-// without a data-dependent branch: (x - mean)^2 * var four lanes at a time, then subtracted from
-// the density's score one lane after another, in the original order. Every product and every
-// subtraction is the same IEEE single-precision operation on the same operands as before, so the
-// scores, the n-best lists and therefore the alignments are bit for bit those of the stock build
+// loop is mostly branch mispredictions and loop control. The rewrite scores four densities at
+// once, a lane each, on all 13 dimensions with no data-dependent branch (four densities' rows
+// transposed in registers into per-dimension columns), then hands each density in turn to
+// eval_cb's own n-best insertion. Each lane performs exactly one density's IEEE single-precision
+// operations, on the same operands and in the same order as the scalar code, so the scores, the
+// n-best lists and therefore the alignments are bit for bit those of the stock build
 // (test/hmm-simd.test.ts checks it); stopping early never changed a result, as a score only falls.
+// Tried and not kept: one density at a time, four dimensions per vector (the lanes subtracted in
+// order: exact, 8 % slower on the bench hour's align phase than this); the lanes summed as a
+// vector and subtracted once (not exact, and slower than either).
 //
 // The patch is made for one build: soundswallower 0.6.3's soundswallower.node.wasm, disassembled
 // with wabt 1.0.39 (npm `wabt`, the version package.json pins). Any other input stops the script
@@ -31,69 +35,39 @@ const SOURCE_SHA256 = '02ffea996ee62bec979513325302ecfbbec96c68e95c5b3171094f47c
 /** ptm_mgau_frame_eval, with eval_topn and eval_cb inlined into it */
 const FUNCTION = 431;
 
-/** x -= sum over 4 lanes of var*(obs-mean)^2, lane by lane; obs/mean/var pointers in the given locals; 28 is the added v128 scratch */
+// Locals of the function (its parameters are 0-6): 7 var pointer, 9 obs pointer, 10 mean pointer
+// (var and mean run on from one density to the next), 8 the dimension, 15 the dimension count
+// (13: the models' three streams of 13), 21 its remainder mod 4, 19 the frame's features for
+// this stream, 11 the density's det pointer, 18 the codebook's end, 22 the stack frame, 24 the
+// score, 25 the current n-th best score, 20 its address, 16 "all dimensions done". Added:
+const L = { f: 27, v: 28, D: 29, stride: 30, base: 31, M: 32, V: 36, O: 40, k: 41, R: 42, T: 46 };
+const ADDED_LOCALS = 'f32 v128 v128 i32 i32 v128 v128 v128 v128 v128 v128 v128 v128 v128 i32 v128 v128 v128 v128 v128 v128 v128 v128';
+
+const lines = (text) => text.split('\n').map((l) => l.trim()).filter(Boolean);
+const advance = (local, bytes) => `local.get ${local}\ni32.const ${bytes}\ni32.add\nlocal.set ${local}`;
+/** address local + 4 * (dimension) */
+const atDim = (local) => `local.get ${local}\nlocal.get 8\ni32.const 2\ni32.shl\ni32.add`;
+
+/** score -= var*(obs-mean)^2 of four dimensions, the lanes subtracted one by one in order (one density) */
 const fourDims = (score, obs, mean, variance) => `
 local.get ${obs}
 v128.load align=4
 local.get ${mean}
 v128.load align=4
 f32x4.sub
-local.tee 28
-local.get 28
+local.tee ${L.v}
+local.get ${L.v}
 f32x4.mul
 local.get ${variance}
 v128.load align=4
 f32x4.mul
-local.set 28
+local.set ${L.v}
 local.get ${score}
-local.get 28
-f32x4.extract_lane 0
-f32.sub
-local.get 28
-f32x4.extract_lane 1
-f32.sub
-local.get 28
-f32x4.extract_lane 2
-f32.sub
-local.get 28
-f32x4.extract_lane 3
-f32.sub
+${[0, 1, 2, 3].map((q) => `local.get ${L.v}\nf32x4.extract_lane ${q}\nf32.sub`).join('\n')}
 local.set ${score}`;
 
-const advance = (local, bytes) => `
-local.get ${local}
-i32.const ${bytes}
-i32.add
-local.set ${local}`;
-
-/**
- * Each patch replaces lines [from, to] (1-based, within the function's text) whose text hashes
- * to `sha256`. Locals of the function: 7 var pointer, 9 obs pointer, 10 mean pointer, 8 the
- * dimension, 15 the dimension count, 21 its remainder mod 4, 19 the frame's features, 24 the
- * score, 16 "all dimensions done"; 27 (f32) and 28 (v128) are added by the first patch.
- */
-const PATCHES = [
-  {
-    what: 'two scratch locals (f32, v128)',
-    from: 2,
-    to: 2,
-    sha256: '0b4a5830c8c55bd6221ed1bfb4e7c3918583db5f33d8da5fb19783e14ef204ab',
-    replace: (lines) => [lines[0].replace(/f32 f32 i64\)$/, 'f32 f32 i64 f32 v128)')],
-  },
-  {
-    what: 'eval_topn: four dimensions of a kept density at once',
-    from: 279,
-    to: 328,
-    sha256: '8a4bf246d28237e483f481373ee2c510fd0d8f594a33909724b4409017df5431',
-    replace: () => fourDims(24, 9, 10, 7).trim().split('\n'),
-  },
-  {
-    what: 'eval_cb: every dimension of a density, with no early stop',
-    from: 611,
-    to: 739,
-    sha256: '5a8ac4a366f488272af7f288f3f71dda700c36e269a4afb07785c97d7e051a03',
-    replace: () =>
-      `
+/** one density scored on all its dimensions, no early stop (replaces eval_cb's two loops) */
+const oneDensity = `
 i32.const 0
 local.set 8
 local.get 19
@@ -116,8 +90,8 @@ f32.load
 local.get 10
 f32.load
 f32.sub
-local.tee 27
-local.get 27
+local.tee ${L.f}
+local.get ${L.f}
 f32.mul
 f32.mul
 f32.sub
@@ -143,10 +117,189 @@ br 0
 end
 end
 i32.const 1
-local.set 16`
-        .split('\n')
-        .map((l) => l.trim())
-        .filter(Boolean),
+local.set 16`;
+
+// 32-bit lanes of i8x16.shuffle: a0 b0 a1 b1 / a2 b2 a3 b3 / a0 a1 b0 b1 / a2 a3 b2 b3
+const SHUFFLE = {
+  lo: '0 1 2 3 16 17 18 19 4 5 6 7 20 21 22 23',
+  hi: '8 9 10 11 24 25 26 27 12 13 14 15 28 29 30 31',
+  lo64: '0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23',
+  hi64: '8 9 10 11 12 13 14 15 24 25 26 27 28 29 30 31',
+};
+const shuffle = (a, b, lanes, out) => `local.get ${a}\nlocal.get ${b}\ni8x16.shuffle ${SHUFFLE[lanes]}\nlocal.set ${out}`;
+/** four densities' four dimensions from `base` (density k at base + k*stride) as four columns: out+j holds dimension j of the four */
+const columns = (out) => `
+${[0, 1, 2, 3].map((k) => `local.get ${L.base}${k ? `\nlocal.get ${L.stride}\ni32.const ${k}\ni32.mul\ni32.add` : ''}\nv128.load align=4\nlocal.set ${L.R + k}`).join('\n')}
+${shuffle(L.R, L.R + 1, 'lo', L.T)}
+${shuffle(L.R, L.R + 1, 'hi', L.T + 1)}
+${shuffle(L.R + 2, L.R + 3, 'lo', L.T + 2)}
+${shuffle(L.R + 2, L.R + 3, 'hi', L.T + 3)}
+${shuffle(L.T, L.T + 2, 'lo64', out)}
+${shuffle(L.T, L.T + 2, 'hi64', out + 1)}
+${shuffle(L.T + 1, L.T + 3, 'lo64', out + 2)}
+${shuffle(L.T + 1, L.T + 3, 'hi64', out + 3)}`;
+/** one dimension of four densities, lane k from base + k*stride */
+const gather = (ptr) => `
+${atDim(ptr)}
+local.tee ${L.base}
+f32.load
+f32x4.splat
+${[1, 2, 3].map((k) => `local.get ${L.base}\nlocal.get ${L.stride}\ni32.const ${k}\ni32.mul\ni32.add\nf32.load\nf32x4.replace_lane ${k}`).join('\n')}`;
+
+/**
+ * Four densities at once, a lane each: D -= var*(obs-mean)^2 one dimension after another, so
+ * each lane does exactly one density's operations in the original order. Then each density in
+ * turn meets eval_cb's own insertion code (`insert`, unchanged) against the n-th best as it
+ * stands after the one before. A codebook's last densities (if its size is no multiple of 4)
+ * go one at a time (`oneDensity`; not reached with the bundled models, 128 densities each).
+ */
+const fourDensities = (insert) => `
+local.get 15
+i32.const 2
+i32.shl
+local.set ${L.stride}
+block
+loop
+local.get 11
+i32.const 16
+i32.add
+local.get 18
+i32.gt_u
+br_if 1
+local.get 11
+v128.load align=4
+local.set ${L.D}
+i32.const 0
+local.set 8
+block
+loop
+local.get 8
+local.get 21
+i32.ge_s
+br_if 1
+local.get ${L.D}
+${atDim(19)}
+f32.load
+f32x4.splat
+${gather(10)}
+f32x4.sub
+local.tee ${L.v}
+local.get ${L.v}
+f32x4.mul
+${gather(7)}
+f32x4.mul
+f32x4.sub
+local.set ${L.D}
+${advance(8, 1)}
+br 0
+end
+end
+block
+loop
+local.get 8
+local.get 15
+i32.ge_s
+br_if 1
+${atDim(10)}
+local.set ${L.base}
+${columns(L.M)}
+${atDim(7)}
+local.set ${L.base}
+${columns(L.V)}
+${atDim(19)}
+v128.load align=4
+local.set ${L.O}
+${[0, 1, 2, 3].map((q) => `local.get ${L.D}\nlocal.get ${L.O}\nf32x4.extract_lane ${q}\nf32x4.splat\nlocal.get ${L.M + q}\nf32x4.sub\nlocal.tee ${L.v}\nlocal.get ${L.v}\nf32x4.mul\nlocal.get ${L.V + q}\nf32x4.mul\nf32x4.sub\nlocal.set ${L.D}`).join('\n')}
+${advance(8, 4)}
+br 0
+end
+end
+local.get 22
+local.get ${L.D}
+v128.store offset=16 align=4
+i32.const 0
+local.set ${L.k}
+loop
+local.get 22
+local.get ${L.k}
+i32.const 2
+i32.shl
+i32.add
+f32.load offset=16
+local.set 24
+local.get 20
+i32.load
+f32.convert_i32_s
+local.set 25
+block
+${insert.join('\n')}
+end
+${advance(11, 4)}
+local.get ${L.k}
+i32.const 1
+i32.add
+local.tee ${L.k}
+i32.const 4
+i32.lt_u
+br_if 0
+end
+local.get 7
+local.get ${L.stride}
+i32.const 2
+i32.shl
+i32.add
+local.set 7
+local.get 10
+local.get ${L.stride}
+i32.const 2
+i32.shl
+i32.add
+local.set 10
+br 0
+end
+end`;
+
+/**
+ * Each patch replaces lines [from, to] (1-based, within the function's text) whose text hashes
+ * to `sha256`; `replace` gets the old lines.
+ */
+const PATCHES = [
+  {
+    what: 'the added locals',
+    from: 2,
+    to: 2,
+    sha256: '0b4a5830c8c55bd6221ed1bfb4e7c3918583db5f33d8da5fb19783e14ef204ab',
+    replace: (old) => [old[0].replace(/f32 f32 i64\)$/, `f32 f32 i64 ${ADDED_LOCALS})`)],
+  },
+  {
+    what: 'a stack frame of 32 bytes (was 16): 16 more for four scores',
+    from: 4,
+    to: 4,
+    sha256: '16075ee8cbdff19619c603f67d1a3eebca613b2866cdbc8b06e7188c10723304',
+    replace: () => ['i32.const 32'],
+  },
+  {
+    what: 'eval_topn: four dimensions of a kept density at once',
+    from: 279,
+    to: 328,
+    sha256: '8a4bf246d28237e483f481373ee2c510fd0d8f594a33909724b4409017df5431',
+    replace: () => lines(fourDims(24, 9, 10, 7)),
+  },
+  {
+    what: 'eval_cb: densities four at a time, the rest one at a time, every dimension, no early stop',
+    from: 598,
+    to: 843,
+    sha256: '896f83d7849d2b94e11051304b685f5d8257251619dc46bb8ea5e2592496a239',
+    // old: 598-610 the loop head (score, n-th best), 611-739 the two scoring loops, 740-843 the
+    // early-stop bookkeeping, then 759-835 the insertion into the n-best list, and the loop's end
+    replace: (old) => [...lines(fourDensities(old.slice(759 - 598, 835 - 598 + 1))), ...old.slice(0, 611 - 598), ...lines(oneDensity), ...old.slice(740 - 598)],
+  },
+  {
+    what: 'the frame released: 32 bytes',
+    from: 1373,
+    to: 1373,
+    sha256: '16075ee8cbdff19619c603f67d1a3eebca613b2866cdbc8b06e7188c10723304',
+    replace: () => ['i32.const 32'],
   },
 ];
 
