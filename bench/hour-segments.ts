@@ -4,9 +4,10 @@
 // variant, in turn: CPU seconds, segments whose path is lost,
 // words found skipped that the shipped decode reads (the hour reads every word), and word edges
 // moved. Needs the bench hour (bench/long-recording.bench.ts builds it).
-// Run: node --import tsx bench/hour-segments.ts [--beam 1e-80] [--plain] [--limit N]
+// Run: node --import tsx bench/hour-segments.ts [--beam 1e-80] [--plain] [--stock] [--limit N]
 //   --beam B  beam and pbeam B, wbeam B (the shipped decode: 1e-200 for all three)
 //   --plain   the text alone: nothing skippable or repeatable
+//   --stock   soundswallower's own build (the shipped decode runs its SIMD build; round 19)
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -52,10 +53,11 @@ if (!fs.existsSync(path.join(CACHE, 'count'))) {
 const count = Math.min(Number(fs.readFileSync(path.join(CACHE, 'count'), 'utf8')), Number(opt('--limit') ?? Infinity));
 const beam = opt('--beam');
 const plain = args.includes('--plain');
+const stock = args.includes('--stock');
 
 // both decoders on each segment in turn: each segment read once, and the VM's drift shared by both
 const shipped = await createHmmAligner();
-const variant = await createHmmAligner({ decoderConfig: beam ? { beam: Number(beam), pbeam: Number(beam), wbeam: Number(beam) } : {} });
+const variant = await createHmmAligner({ scorer: stock ? 'stock' : 'simd', decoderConfig: beam ? { beam: Number(beam), pbeam: Number(beam), wbeam: Number(beam) } : {} });
 const cpu = { shipped: 0, variant: 0 };
 const timed = async (which: keyof typeof cpu, run: () => Promise<AlignedWord[]>): Promise<AlignedWord[] | null> => {
   const c0 = process.cpuUsage();
@@ -64,7 +66,7 @@ const timed = async (which: keyof typeof cpu, run: () => Promise<AlignedWord[]>)
   cpu[which] += (c.user + c.system) / 1e6;
   return out;
 };
-let seconds = 0, shippedLost = 0, lost = 0, falseSkips = 0, edges = 0, moved1 = 0, moved20 = 0, maxMove = 0;
+let seconds = 0, shippedLost = 0, lost = 0, falseSkips = 0, edges = 0, moved1 = 0, moved20 = 0, maxMove = 0, words = 0, identical = 0;
 for (let k = 0; k < count; k++) {
   const s = JSON.parse(fs.readFileSync(path.join(CACHE, `${k}.json`), 'utf8')) as Saved;
   const bytes = fs.readFileSync(path.join(CACHE, `${k}.f32`));
@@ -79,6 +81,8 @@ for (let k = 0; k < count; k++) {
   }
   ws?.forEach((w, i) => {
     const v = vs[i]!;
+    words++;
+    if (v.start === w.start && v.end === w.end && !v.skipped === !w.skipped) identical++;
     if (v.skipped && !w.skipped) falseSkips++;
     if (v.skipped || w.skipped) return;
     for (const d of [Math.abs(v.start - w.start), Math.abs(v.end - w.end)]) (edges++, d > 0.001 && moved1++, d > 0.02 && moved20++, (maxMove = Math.max(maxMove, d)));
@@ -88,4 +92,4 @@ await shipped.close();
 await variant.close();
 console.log(`${count} segments of the bench hour, ${seconds.toFixed(0)} s of audio, decoded one at a time in one thread:`);
 console.log(`  shipped (beams 1e-200, skippable sentences as alignRecording asks): ${cpu.shipped.toFixed(1)} s CPU; ${shippedLost} segments without a path`);
-console.log(`  variant (${beam ? `beams ${beam}` : 'beams 1e-200'}${plain ? ', the text alone' : ''}): ${cpu.variant.toFixed(1)} s CPU (${(cpu.variant / cpu.shipped).toFixed(2)}x); ${lost} segments without a path, ${falseSkips} words found skipped that the shipped decode reads, ${moved1} of ${edges} word edges moved by over 1 ms (${moved20} by over 20 ms, at most ${(1000 * maxMove).toFixed(0)} ms)`);
+console.log(`  variant (${stock ? "soundswallower's own build, " : ''}${beam ? `beams ${beam}` : 'beams 1e-200'}${plain ? ', the text alone' : ''}): ${cpu.variant.toFixed(1)} s CPU (${(cpu.variant / cpu.shipped).toFixed(2)}x); ${lost} segments without a path, ${falseSkips} words found skipped that the shipped decode reads, ${moved1} of ${edges} word edges moved by over 1 ms (${moved20} by over 20 ms, at most ${(1000 * maxMove).toFixed(0)} ms); ${identical} of ${words} words timed identically (start, end, skipped)`);

@@ -33,7 +33,9 @@ const sha256 = (data) => createHash('sha256').update(data).digest('hex');
 
 const SOURCE_SHA256 = '02ffea996ee62bec979513325302ecfbbec96c68e95c5b3171094f47c7b27229';
 /** ptm_mgau_frame_eval, with eval_topn and eval_cb inlined into it */
-const FUNCTION = 431;
+const FRAME_EVAL = 431;
+/** fsg_history_end_frame */
+const HISTORY_END_FRAME = 358;
 
 // Locals of the function (its parameters are 0-6): 7 var pointer, 9 obs pointer, 10 mean pointer
 // (var and mean run on from one density to the next), 8 the dimension, 15 the dimension count
@@ -260,11 +262,164 @@ end
 end`;
 
 /**
+ * fsg_history_end_frame (fsg_history.c), called once a frame: for every state of the grammar and
+ * every left-context phone it moves the list of history entries made in this frame to the
+ * history, frees the list and clears the slot. Almost every slot is empty, but the loop visits
+ * states x phones of them each frame (a 90 s segment's grammar: thousands of states x 42), with
+ * a call to glist_free for each: a third of the align phase's CPU on the bench hour's segments,
+ * growing with the segment's length. Rewritten: a grammar state's row of slots is first OR-ed
+ * four pointers at a time, and only a row with a list in it is walked, slot by slot, exactly as
+ * before (the same entries appended in the same order; glist_free of an empty list and clearing
+ * an empty slot did nothing).
+ * Locals: 0 the history, 1 the state, 2 a list walk, 3 the phone, 4 the row, 5 the slot,
+ * 6 phones, 7 states, 8 the OR of a row's last pointers, 9 the OR of its first ones.
+ */
+const historyEndFrame = `
+(local i32 i32 i32 i32 i32 i32 i32 i32 v128)
+local.get 0
+i32.load offset=12
+local.tee 1
+i32.const 0
+local.get 1
+i32.const 0
+i32.gt_s
+select
+local.set 6
+local.get 0
+i32.load
+i32.load offset=32
+local.tee 1
+i32.const 0
+local.get 1
+i32.const 0
+i32.gt_s
+select
+local.set 7
+i32.const 0
+local.set 1
+block
+loop
+local.get 1
+local.get 7
+i32.ge_s
+br_if 1
+local.get 0
+i32.load offset=8
+local.get 1
+i32.const 2
+i32.shl
+i32.add
+i32.load
+local.set 4
+v128.const i32x4 0 0 0 0
+local.set 9
+i32.const 0
+local.set 3
+block
+loop
+local.get 3
+i32.const 4
+i32.add
+local.get 6
+i32.gt_s
+br_if 1
+local.get 9
+local.get 4
+local.get 3
+i32.const 2
+i32.shl
+i32.add
+v128.load align=4
+v128.or
+local.set 9
+${advance(3, 4)}
+br 0
+end
+end
+i32.const 0
+local.set 8
+block
+loop
+local.get 3
+local.get 6
+i32.ge_s
+br_if 1
+local.get 8
+local.get 4
+local.get 3
+i32.const 2
+i32.shl
+i32.add
+i32.load
+i32.or
+local.set 8
+${advance(3, 1)}
+br 0
+end
+end
+local.get 9
+v128.any_true
+local.get 8
+i32.or
+if
+i32.const 0
+local.set 3
+block
+loop
+local.get 3
+local.get 6
+i32.ge_s
+br_if 1
+local.get 4
+local.get 3
+i32.const 2
+i32.shl
+i32.add
+local.tee 5
+i32.load
+if
+local.get 5
+local.set 2
+block
+loop
+local.get 2
+i32.load
+local.tee 2
+i32.eqz
+br_if 1
+local.get 0
+i32.load offset=4
+local.get 2
+i32.load
+call 315
+${advance(2, 8)}
+br 0
+end
+end
+local.get 5
+i32.load
+call 35
+local.get 5
+i32.const 0
+i32.store
+end
+${advance(3, 1)}
+br 0
+end
+end
+end
+${advance(1, 1)}
+br 0
+end
+end`;
+
+/**
  * Each patch replaces lines [from, to] (1-based, within the function's text) whose text hashes
  * to `sha256`; `replace` gets the old lines.
  */
 const PATCHES = [
   {
+    func: FRAME_EVAL,
     what: 'the added locals',
     from: 2,
     to: 2,
@@ -272,6 +427,7 @@ const PATCHES = [
     replace: (old) => [old[0].replace(/f32 f32 i64\)$/, `f32 f32 i64 ${ADDED_LOCALS})`)],
   },
   {
+    func: FRAME_EVAL,
     what: 'a stack frame of 32 bytes (was 16): 16 more for four scores',
     from: 4,
     to: 4,
@@ -279,6 +435,7 @@ const PATCHES = [
     replace: () => ['i32.const 32'],
   },
   {
+    func: FRAME_EVAL,
     what: 'eval_topn: four dimensions of a kept density at once',
     from: 279,
     to: 328,
@@ -286,6 +443,7 @@ const PATCHES = [
     replace: () => lines(fourDims(24, 9, 10, 7)),
   },
   {
+    func: FRAME_EVAL,
     what: 'eval_cb: densities four at a time, the rest one at a time, every dimension, no early stop',
     from: 598,
     to: 843,
@@ -295,11 +453,20 @@ const PATCHES = [
     replace: (old) => [...lines(fourDensities(old.slice(759 - 598, 835 - 598 + 1))), ...old.slice(0, 611 - 598), ...lines(oneDensity), ...old.slice(740 - 598)],
   },
   {
+    func: FRAME_EVAL,
     what: 'the frame released: 32 bytes',
     from: 1373,
     to: 1373,
     sha256: '16075ee8cbdff19619c603f67d1a3eebca613b2866cdbc8b06e7188c10723304',
     replace: () => ['i32.const 32'],
+  },
+  {
+    func: HISTORY_END_FRAME,
+    what: 'fsg_history_end_frame: rows of empty lists passed over four pointers at a time',
+    from: 1,
+    to: 100,
+    sha256: '5995eb969aad7fa5a129b8d2c7cc281c9b193cc0f21014441786f863f87703a4',
+    replace: () => [`  (func (;${HISTORY_END_FRAME};) (type 2) (param i32)`, ...lines(historyEndFrame), ')'],
   },
 ];
 
@@ -311,14 +478,17 @@ export async function buildSimd(source, out) {
   const wabt = await require('wabt')();
   const text = wabt.readWasm(input, { simd: true }).toText({});
   const lines = text.split('\n');
-  const start = lines.findIndex((l) => l.startsWith(`  (func (;${FUNCTION};)`));
-  if (start < 0) throw new Error(`function ${FUNCTION} not found in the disassembly`);
-  // later patches first, so that earlier line numbers still hold
-  for (const p of [...PATCHES].sort((a, b) => b.from - a.from)) {
-    const at = start + p.from - 1;
-    const old = lines.slice(at, start + p.to);
-    if (sha256(old.join('\n')) !== p.sha256) throw new Error(`patch "${p.what}": lines ${p.from}-${p.to} of function ${FUNCTION} are not what the patch expects (wabt ${require('wabt/package.json').version}?)`);
-    lines.splice(at, old.length, ...p.replace(old));
+  const startOf = (func) => {
+    const i = lines.findIndex((l) => l.startsWith(`  (func (;${func};)`));
+    if (i < 0) throw new Error(`function ${func} not found in the disassembly`);
+    return i;
+  };
+  const placed = PATCHES.map((p) => ({ ...p, at: startOf(p.func) + p.from - 1 }));
+  // later lines first, so that the earlier patches' line numbers still hold
+  for (const p of placed.sort((a, b) => b.at - a.at)) {
+    const old = lines.slice(p.at, p.at + p.to - p.from + 1);
+    if (sha256(old.join('\n')) !== p.sha256) throw new Error(`patch "${p.what}": lines ${p.from}-${p.to} of function ${p.func} are not what the patch expects (wabt ${require('wabt/package.json').version}?)`);
+    lines.splice(p.at, old.length, ...p.replace(old));
   }
   const module = wabt.parseWat('soundswallower-simd.wat', lines.join('\n'), { simd: true });
   module.validate();
