@@ -49,6 +49,10 @@ const ADDED_LOCALS = 'f32 v128 v128 i32 i32 v128 v128 v128 v128 v128 v128 v128 v
 
 const lines = (text) => text.split('\n').map((l) => l.trim()).filter(Boolean);
 const advance = (local, bytes) => `local.get ${local}\ni32.const ${bytes}\ni32.add\nlocal.set ${local}`;
+/** local out = max(the value on the stack, 0), through local tmp (the original code's idiom) */
+const atLeastZero = (tmp, out) => `local.tee ${tmp}\ni32.const 0\nlocal.get ${tmp}\ni32.const 0\ni32.gt_s\nselect\nlocal.set ${out}`;
+/** while (local i < local n) { body } */
+const whileLess = (i, n, body) => `block\nloop\nlocal.get ${i}\nlocal.get ${n}\ni32.ge_s\nbr_if 1\n${body}\nbr 0\nend\nend`;
 /** address local + 4 * (dimension) */
 const atDim = (local) => `local.get ${local}\nlocal.get 8\ni32.const 2\ni32.shl\ni32.add`;
 
@@ -76,13 +80,7 @@ i32.const 0
 local.set 8
 local.get 19
 local.set 9
-block
-loop
-local.get 8
-local.get 21
-i32.ge_s
-br_if 1
-local.get 8
+${whileLess(8, 21, `local.get 8
 i32.const 1
 i32.add
 local.set 8
@@ -102,24 +100,12 @@ f32.sub
 local.set 24
 ${advance(7, 4)}
 ${advance(9, 4)}
-${advance(10, 4)}
-br 0
-end
-end
-block
-loop
-local.get 8
-local.get 15
-i32.ge_s
-br_if 1
-${fourDims(24, 9, 10, 7)}
+${advance(10, 4)}`)}
+${whileLess(8, 15, `${fourDims(24, 9, 10, 7)}
 ${advance(8, 4)}
 ${advance(7, 16)}
 ${advance(9, 16)}
-${advance(10, 16)}
-br 0
-end
-end
+${advance(10, 16)}`)}
 i32.const 1
 local.set 16`;
 
@@ -176,13 +162,7 @@ v128.load align=4
 local.set ${L.D}
 i32.const 0
 local.set 8
-block
-loop
-local.get 8
-local.get 21
-i32.ge_s
-br_if 1
-local.get ${L.D}
+${whileLess(8, 21, `local.get ${L.D}
 ${atDim(19)}
 f32.load
 f32x4.splat
@@ -195,17 +175,8 @@ ${gather(7)}
 f32x4.mul
 f32x4.sub
 local.set ${L.D}
-${advance(8, 1)}
-br 0
-end
-end
-block
-loop
-local.get 8
-local.get 15
-i32.ge_s
-br_if 1
-${atDim(10)}
+${advance(8, 1)}`)}
+${whileLess(8, 15, `${atDim(10)}
 local.set ${L.base}
 ${columns(L.M)}
 ${atDim(7)}
@@ -215,10 +186,7 @@ ${atDim(19)}
 v128.load align=4
 local.set ${L.O}
 ${[0, 1, 2, 3].map((q) => `local.get ${L.D}\nlocal.get ${L.O}\nf32x4.extract_lane ${q}\nf32x4.splat\nlocal.get ${L.M + q}\nf32x4.sub\nlocal.tee ${L.v}\nlocal.get ${L.v}\nf32x4.mul\nlocal.get ${L.V + q}\nf32x4.mul\nf32x4.sub\nlocal.set ${L.D}`).join('\n')}
-${advance(8, 4)}
-br 0
-end
-end
+${advance(8, 4)}`)}
 local.get ${L.D}
 local.get 20
 i32.load
@@ -292,23 +260,11 @@ const historyEndFrame = `
 (local i32 i32 i32 i32 i32 i32 i32 i32 v128)
 local.get 0
 i32.load offset=12
-local.tee 1
-i32.const 0
-local.get 1
-i32.const 0
-i32.gt_s
-select
-local.set 6
+${atLeastZero(1, 6)}
 local.get 0
 i32.load
 i32.load offset=32
-local.tee 1
-i32.const 0
-local.get 1
-i32.const 0
-i32.gt_s
-select
-local.set 7
+${atLeastZero(1, 7)}
 i32.const 0
 local.set 1
 block
@@ -352,13 +308,7 @@ end
 end
 i32.const 0
 local.set 8
-block
-loop
-local.get 3
-local.get 6
-i32.ge_s
-br_if 1
-local.get 8
+${whileLess(3, 6, `local.get 8
 local.get 4
 local.get 3
 i32.const 2
@@ -367,10 +317,7 @@ i32.add
 i32.load
 i32.or
 local.set 8
-${advance(3, 1)}
-br 0
-end
-end
+${advance(3, 1)}`)}
 local.get 9
 v128.any_true
 local.get 8
