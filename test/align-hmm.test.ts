@@ -460,9 +460,10 @@ describe('GPU server /align with the aligner registry', () => {
   };
 
   it('defaults to auto and names it in /health with what each aligner covers', async () => {
-    const h = (await (await fetch(`${s.url}/health`)).json()) as { aligner: string; aligners: Record<string, string[]>; capabilities: string[] };
+    const h = (await (await fetch(`${s.url}/health`)).json()) as { aligner: string; aligners: Record<string, string[]>; hmm_decoder: string; capabilities: string[] };
     expect(h.aligner).toBe('auto');
     expect(h.aligners.hmm).toEqual(expect.arrayContaining(['en', 'fr']));
+    expect(h.hmm_decoder).toBe('simd');
     expect(h.capabilities).toContain('align');
   });
 

@@ -26,6 +26,7 @@ import type { ServerSecurity } from '../security/tokens.ts';
 import { invalid, LecternError, notReady, overloaded } from '../core/errors.ts';
 import type { Logger } from '../log.ts';
 import { ALIGNERS, alignerCoverage } from '../speech/align/aligners.ts';
+import { hmmDecoderBuild } from '../speech/align/soundswallower-wasm.ts';
 import { createLipsyncProvider, installedLipsyncProviders, lipsyncUnavailableReason, type LipsyncProviderOptions } from '../speech/lipsync/providers.ts';
 import type { LipsyncProvider } from '../speech/lipsync/types.ts';
 import type { SynthesisRequest, WordTiming } from '../speech/types.ts';
@@ -407,6 +408,8 @@ function healthBody(h: HealthSources): GpuHealth {
     aligner: h.config.aligner,
     // operator extra: the languages each installed aligner covers (auto picks hmm where it can)
     aligners: alignerCoverage(),
+    // operator extra: Lectern's build of the hmm aligner's decoder, or why it is missing (round 19)
+    hmm_decoder: hmmDecoderBuild(),
     lipsync_provider: h.config.lipsyncProvider,
     capabilities: h.capabilities,
     // operator extras

@@ -57,3 +57,12 @@ export function soundswallowerBinary(scorer: Scorer): { binary: Uint8Array | und
   }
   return cached;
 }
+
+/** For /health: which build `hmm` runs here ("simd", or "stock" on a CPU without WebAssembly SIMD), or why it cannot run. */
+export function hmmDecoderBuild(): string {
+  try {
+    return soundswallowerBinary('simd').scorer;
+  } catch (err) {
+    return `unavailable: ${(err as Error).message}`;
+  }
+}
