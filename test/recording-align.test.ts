@@ -19,6 +19,9 @@ import { readEpub } from '../src/documents/epub.ts';
 import { createLocalSpeech, type Speech } from '../src/speech/local.ts';
 import { SpeechInputError } from '../src/speech/types.ts';
 import { tokenizeWords } from '../src/speech/words.ts';
+import { createTtsBackend } from '../src/speech/tts/backends.ts';
+import { spokenForms } from '../src/speech/spoken-forms.ts';
+import { encodeWav } from '../src/media/wav.ts';
 import { frenchMessyBook, frenchRetakeBook, russianMessyBook, librivoxClips, skipFindings, smallMessyBook, spotCheck, unspokenParagraphs, writeChapter, type MessyBook } from './helpers/messy-book.ts';
 
 const TMP = fs.mkdtempSync(path.join(os.tmpdir(), 'lectern-recording-'));
@@ -103,6 +106,9 @@ describe('long recordings: recogniser runs', () => {
     // eSpeak's readings mapped to CMUdict's phones: the recogniser can hear them (until round 13 it could not)
     expect(en.get('ogilvy')![0]).toMatch(/G AH L V IY$/);
     expect(en.get('1894')![0]).toMatch(/N AY N T IY F (AO|OW) R$/);
+    // and a year's reading beside eSpeak's count ("eighteen ninety-four"), as narrators say it
+    expect(en.get('1894')![1]).toMatch(/^EY T IY N N AY N T IY F (AO|OW) R$/);
+    expect(en.get('mars')).toHaveLength(1);
     expect(en.get('www')![0]).toMatch(/^(D AH B AH L Y UW ?){3}$/);
     for (const p of [...en.values()].flat()) expect(p).toMatch(/^[A-Z]+( [A-Z]+)*$/);
     // a symbol eSpeak reads as nothing is left out: aligned, never recognised
@@ -112,6 +118,36 @@ describe('long recordings: recogniser runs', () => {
     // eSpeak reads the name by English rules, "(en)ˈɒɡɪlvi(fr)": the marks' letters are no phones (they were "ei nn … ff rr")
     expect(fr.get('ogilvy')![0]).toMatch(/^oo gg ii ll vv ii$/);
   });
+
+  it('hears years as narrators read them ("in 1898" said "in eighteen ninety-eight"), where eSpeak\'s count alone mishears them', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lectern-years-'));
+    try {
+      const src = 'The first edition appeared in 1898, a second in 1906, and the film came out in 1953. By 1938 the radio play had frightened a nation, and in 2005 another film followed. Wells died in 1946.';
+      const tts = await createTtsBackend('piper', { modelsDir: 'models', device: 'cpu' });
+      const [out] = await tts.synthesize([{ text: spokenForms(src, 'en-US').text, language: 'en-US' }]);
+      fs.writeFileSync(path.join(dir, 'years.wav'), encodeWav(out!.samples, out!.sampleRate));
+      const decoded = await decodeRecordingFile(path.join(dir, 'years.wav'), 0, dir);
+      const words = tokenizeWords(src).flatMap((t) => spokenWords(t.word, 'en-US'));
+      const years = words.filter((w) => /^\d{4}$/.test(w));
+      const dictionary = await bookDictionary(words, 'en-US');
+      // the same book with eSpeak's count alone for its numbers (the recogniser until round 19)
+      const countOnly = new Map([...dictionary].map(([w, p]) => [w, /^\d+$/.test(w) ? p.slice(0, 1) : p]));
+      const heardYears = async (dict: Map<string, string[]>) => {
+        const rec = createBookRecognizer(words, { workDir: dir, sentences: [words], processes: 1, dictionary: dict });
+        const [heard] = await rec.recognize([decoded], [{ file: 0, start: 0, end: decoded.duration }], {});
+        return heard!.map((w) => w.word).filter((w) => /^\d{4}$/.test(w));
+      };
+      const withReadings = await heardYears(dictionary);
+      const counted = await heardYears(countOnly);
+      const found = (heard: string[]) => years.filter((y) => heard.includes(y)).length;
+      // all but at most one, in the text's order, and none heard that the text does not hold there
+      expect(found(withReadings)).toBeGreaterThanOrEqual(years.length - 1);
+      expect(withReadings).toEqual(years.filter((y) => withReadings.includes(y)));
+      expect(found(counted)).toBeLessThan(found(withReadings));
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 
   it('recognises French with soundswallower\'s fr-fr model, its front-end settings on the command line; French elisions are words of their own', () => {
     const fr = recognizerModel('fr-CA');

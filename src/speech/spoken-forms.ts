@@ -185,6 +185,19 @@ export function spokenForms(source: string, language: string): SpokenText {
   return { text: out.join(' '), counts };
 }
 
+/**
+ * How a narrator reads a bare four-digit token when it is a year ("1894" → "18 94"), in the
+ * languages whose eSpeak reading of it is a count (English, German); null elsewhere or when the
+ * year reading is the number itself ("2005"). For the long-recording book recogniser, whose
+ * dictionary has one entry per word and no context to tell a year from a count: it gets both.
+ */
+export function yearReading(token: string, language: string): string | null {
+  const lang = langOf(language);
+  if ((lang.code !== 'en' && lang.code !== 'de') || !/^(1[1-9]\d\d|20[1-9]\d)$/.test(token)) return null;
+  const said = sayYear(Number(token), lang);
+  return said === token ? null : said;
+}
+
 /** Timings of the spoken tokens → one timing per source token: from its first spoken word's start to its last one's end. */
 export function sourceTimings(source: string, spoken: SpokenText, timings: WordTiming[]): WordTiming[] {
   const tokens = tokenizeWords(source);

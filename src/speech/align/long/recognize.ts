@@ -9,9 +9,10 @@ import path from 'node:path';
 import { runTool, ToolMissingError } from '../../../media/ffmpeg.ts';
 import { pocketsphinxModelFiles } from '../../asr/pocketsphinx.ts';
 import { MissingModelError, SpeechInputError } from '../../types.ts';
-import { borrowedModel, installedAcousticModels, primaryLanguage } from '../acoustic-models.ts';
+import { borrowedModel, installedAcousticModels, primaryLanguage, type AcousticModel } from '../acoustic-models.ts';
 import { arpaTrigram, dictionaryText, readDictionary } from './book-lm.ts';
 import { borrowedDictionary } from './borrowed.ts';
+import { yearReading } from '../../spoken-forms.ts';
 import { RATE, readPcm, type DecodedFile } from './audio.ts';
 import { noiseFloor } from '../refine.ts';
 import { frameEnergy } from '../../../native/index.ts';
@@ -144,12 +145,37 @@ export async function bookDictionary(words: Iterable<string>, language: string, 
     const own = readDictionary(recognizerModel(language, modelDir).dict, wanted);
     const missing = [...wanted].filter((w) => !own.has(w));
     const model = primaryLanguage(language) === 'fr' ? frenchModel() : null;
-    for (const [w, p] of await borrowedDictionary(missing, language, model ?? { phoneSet: 'arpabet' })) own.set(w, p);
-    return own;
+    const phoneSet = model ?? { phoneSet: 'arpabet' };
+    for (const [w, p] of await borrowedDictionary(missing, language, phoneSet)) own.set(w, p);
+    return withYearReadings(own, missing, language, phoneSet);
   }
   const m = borrowedModel();
   if (!m) throw new MissingModelError(`no acoustic model to hear "${language}" with (soundswallower's models are missing: run npm install)`);
-  return borrowedDictionary(words, language, m);
+  const all = [...new Set(words)];
+  return withYearReadings(await borrowedDictionary(all, language, m), all, language, m);
+}
+
+/**
+ * A year as narrators read it ("eighteen ninety-four"; German "achtzehnhundert…"), beside
+ * eSpeak's reading of the number as a count, for the words eSpeak pronounced: the recogniser
+ * hears either (the aligner, which sees the text around, already takes the year reading where
+ * the words around say it is one: spoken-forms.ts).
+ */
+async function withYearReadings(dict: Map<string, string[]>, pronounced: string[], language: string, model: Pick<AcousticModel, 'phoneSet'>): Promise<Map<string, string[]>> {
+  const years = pronounced.flatMap((w) => {
+    const said = yearReading(w, language);
+    return said ? [{ w, parts: said.split(' ') }] : [];
+  });
+  if (!years.length) return dict;
+  const parts = await borrowedDictionary(new Set(years.flatMap((y) => y.parts)), language, model);
+  for (const { w, parts: ps } of years) {
+    const prons = ps.map((p) => parts.get(p)?.[0]);
+    if (prons.some((p) => !p)) continue;
+    const pron = prons.join(' ');
+    const have = dict.get(w) ?? [];
+    if (!have.includes(pron)) dict.set(w, [...have, pron]);
+  }
+  return dict;
 }
 
 export function createBookRecognizer(words: Iterable<string>, opts: BookRecognizerOptions): BookRecognizer {
