@@ -193,7 +193,7 @@ export function spokenForms(source: string, language: string): SpokenText {
  */
 export function yearReading(token: string, language: string): string | null {
   const lang = langOf(language);
-  if ((lang.code !== 'en' && lang.code !== 'de') || !/^(1[1-9]\d\d|20[1-9]\d)$/.test(token)) return null;
+  if (!mayBeYear(token, lang)) return null;
   const said = sayYear(Number(token), lang);
   return said === token ? null : said;
 }
@@ -336,10 +336,15 @@ function romanNumeral(at: At): string[] | null {
   return afterSection || afterName || opening ? [wrap(at, String(roman))] : null;
 }
 
+/** A four-digit token a year could be, in a language whose eSpeak reads it as a count (English, German). */
+function mayBeYear(core: string, lang: Lang): boolean {
+  return (lang.code === 'en' || lang.code === 'de') && /^(1[1-9]\d\d|20[1-9]\d)$/.test(core);
+}
+
 /** Years, where eSpeak reads them as counts (English, German), when the words around say it is a year. */
 function year(at: At): string[] | null {
   const { tokens, i, core, lead, trail, next, prev, lang } = at;
-  if (!/^(1[1-9]\d\d|20[1-9]\d)$/.test(core) || (lang.code !== 'en' && lang.code !== 'de')) return null;
+  if (!mayBeYear(core, lang)) return null;
   const before = prev.replace(/[,;:]$/, '');
   const afterDay = /^\d{1,2}(st|nd|rd|th|\.)?,?$/.test(before) && i > 1 && MONTHS(lang).has(tokens[i - 2]!.toLowerCase().replace(/[.,]$/, ''));
   const context =

@@ -20,7 +20,6 @@ const sha256 = (data: Uint8Array) => createHash('sha256').update(data).digest('h
 const wasm = (globalThis as unknown as { WebAssembly: { validate(bytes: Uint8Array): boolean } }).WebAssembly;
 
 let cached: { binary: Uint8Array | undefined; scorer: Scorer } | undefined;
-let warned = false;
 
 /**
  * The SIMD build at `file`, checked: it must be there and made from the installed package's
@@ -49,8 +48,8 @@ export function soundswallowerBinary(scorer: Scorer): { binary: Uint8Array | und
   if (cached) return cached;
   const binary = loadSimdBuild();
   if (!wasm.validate(binary)) {
-    if (!warned) process.emitWarning("this CPU runs no WebAssembly SIMD: the hmm aligner uses soundswallower's stock build (the same alignments, more CPU)", { code: 'LECTERN_NO_WASM_SIMD' });
-    warned = true;
+    // once: the result is cached
+    process.emitWarning("this CPU runs no WebAssembly SIMD: the hmm aligner uses soundswallower's stock build (the same alignments, more CPU)", { code: 'LECTERN_NO_WASM_SIMD' });
     cached = { binary: undefined, scorer: 'stock' };
   } else {
     cached = { binary, scorer: 'simd' };

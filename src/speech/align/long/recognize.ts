@@ -145,31 +145,32 @@ export async function bookDictionary(words: Iterable<string>, language: string, 
     const own = readDictionary(recognizerModel(language, modelDir).dict, wanted);
     const missing = [...wanted].filter((w) => !own.has(w));
     const model = primaryLanguage(language) === 'fr' ? frenchModel() : null;
-    const phoneSet = model ?? { phoneSet: 'arpabet' };
-    for (const [w, p] of await borrowedDictionary(missing, language, phoneSet)) own.set(w, p);
-    return withYearReadings(own, missing, language, phoneSet);
+    return addEspeakPronunciations(own, missing, language, model ?? { phoneSet: 'arpabet' });
   }
   const m = borrowedModel();
   if (!m) throw new MissingModelError(`no acoustic model to hear "${language}" with (soundswallower's models are missing: run npm install)`);
-  const all = [...new Set(words)];
-  return withYearReadings(await borrowedDictionary(all, language, m), all, language, m);
+  return addEspeakPronunciations(new Map(), [...new Set(words)], language, m);
 }
 
 /**
- * A year as narrators read it ("eighteen ninety-four"; German "achtzehnhundert…"), beside
- * eSpeak's reading of the number as a count, for the words eSpeak pronounced: the recogniser
- * hears either (the aligner, which sees the text around, already takes the year reading where
- * the words around say it is one: spoken-forms.ts).
+ * eSpeak's pronunciations of `pronounce` added to `dict`, and for a year beside eSpeak's reading
+ * of it as a count, the year as narrators read it ("eighteen ninety-four"; German
+ * "achtzehnhundert…"): the recogniser hears either (the aligner, which sees the text around,
+ * already takes the year reading where the words around say it is one: spoken-forms.ts). One
+ * eSpeak pass pronounces the words and the years' parts.
  */
-async function withYearReadings(dict: Map<string, string[]>, pronounced: string[], language: string, model: Pick<AcousticModel, 'phoneSet'>): Promise<Map<string, string[]>> {
-  const years = pronounced.flatMap((w) => {
+async function addEspeakPronunciations(dict: Map<string, string[]>, pronounce: string[], language: string, model: Pick<AcousticModel, 'phoneSet'>): Promise<Map<string, string[]>> {
+  const years = pronounce.flatMap((w) => {
     const said = yearReading(w, language);
     return said ? [{ w, parts: said.split(' ') }] : [];
   });
-  if (!years.length) return dict;
-  const parts = await borrowedDictionary(new Set(years.flatMap((y) => y.parts)), language, model);
-  for (const { w, parts: ps } of years) {
-    const prons = ps.map((p) => parts.get(p)?.[0]);
+  const espeak = await borrowedDictionary(new Set([...pronounce, ...years.flatMap((y) => y.parts)]), language, model);
+  for (const w of pronounce) {
+    const p = espeak.get(w);
+    if (p) dict.set(w, p);
+  }
+  for (const { w, parts } of years) {
+    const prons = parts.map((p) => espeak.get(p)?.[0]);
     if (prons.some((p) => !p)) continue;
     const pron = prons.join(' ');
     const have = dict.get(w) ?? [];
