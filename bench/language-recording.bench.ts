@@ -11,7 +11,7 @@
 // prompt that reads it.
 // Needs: apt-get install asterisk-core-sounds-LANG-wav asterisk-core-sounds-LANG (not the tests);
 // quick mode runs the tests' French messy book (25 prompts in test/fixtures) instead.
-// Run: node --import tsx bench/language-recording.bench.ts [--language fr|es|it|ru] [--seed 11] [--aligner auto|dtw|hmm] [--details]
+// Run: node --import tsx bench/language-recording.bench.ts [--language fr|es|it|ru] [--seed 11] [--aligner auto|dtw|hmm] [--details] [--scorer stock] [--recognizer stock]
 //   --details: every word timed outside the prompt that reads it, or timed though never read, and the spoken words left untimed
 import fs from 'node:fs';
 import os from 'node:os';
@@ -20,7 +20,7 @@ import { ffmpeg } from '../src/media/ffmpeg.ts';
 import { alignRecording } from '../src/speech/align/long/recording.ts';
 import { createAligner, defaultAlignerThreads } from '../src/speech/align/aligners.ts';
 import { QUICK } from './quick.ts';
-import { scorerArg } from './recording-build.ts';
+import { recognizerArg, scorerArg } from './recording-build.ts';
 import { buildMessyBook, frenchMessyBook, FRENCH_UNSPOKEN, IVR, ivrPrompts, skipFindings, skippedWordCount, untimedRuns, type BookPart, type Skip } from '../test/helpers/messy-book.ts';
 
 const args = process.argv.slice(2);
@@ -71,7 +71,7 @@ const book = QUICK ? await frenchMessyBook(dir) : await ivrBook();
 const aligner = await createAligner(alignerName, { modelsDir: 'models', device: 'cpu', threads: defaultAlignerThreads(), hmmScorer: scorerArg(args) });
 const fallbackAligner = await createAligner('dtw', { modelsDir: 'models', device: 'cpu' });
 const t0 = performance.now();
-const r = await alignRecording({ files: book.files, words: book.words, blockEnds: book.blockEnds, language: QUICK ? 'fr-CA' : LOCALE, aligner, fallbackAligner: alignerName === 'dtw' ? undefined : fallbackAligner });
+const r = await alignRecording({ recognizerScorer: recognizerArg(args), files: book.files, words: book.words, blockEnds: book.blockEnds, language: QUICK ? 'fr-CA' : LOCALE, aligner, fallbackAligner: alignerName === 'dtw' ? undefined : fallbackAligner });
 const secs = (performance.now() - t0) / 1000;
 const spoken = book.spoken.filter(Boolean).length;
 const spokenTimed = r.words.filter((w, i) => w && book.spoken[i]).length;

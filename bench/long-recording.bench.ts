@@ -9,7 +9,7 @@
 //    chapters of prompts with a spoken preface, skipped prompts, music and noise between them,
 //    against a document of their text and the whole of The War of the Worlds, which nobody reads.
 // Needs: apt-get install asterisk-core-sounds-en-wav asterisk-core-sounds-en (not the tests).
-// Run: node --import tsx bench/long-recording.bench.ts [minutes=60 | quick] [--aligner dtw] [--seed 11] [--messy-only] (or BENCH_QUICK=1 npm run bench long-recording)
+// Run: node --import tsx bench/long-recording.bench.ts [minutes=60 | quick] [--aligner dtw] [--seed 11] [--messy-only] [--scorer stock] [--recognizer stock] (or BENCH_QUICK=1 npm run bench long-recording)
 //   --seed: the messy book with another draw of prompts (held-out variants; 11 is the one looked at while tuning)
 //   --details: the messy book's words timed though never spoken, and its spoken words left untimed
 import { spawnSync } from 'node:child_process';
@@ -23,7 +23,7 @@ import { createAligner, defaultAlignerThreads } from '../src/speech/align/aligne
 import { createLocalSpeech } from '../src/speech/local.ts';
 import { tokenizeWords } from '../src/speech/words.ts';
 import { skipQuick } from './quick.ts';
-import { cpuSeconds, phaseClock, joinParts, rng, scorerArg, shuffle, writeMp3 } from './recording-build.ts';
+import { cpuSeconds, phaseClock, joinParts, rng, recognizerArg, scorerArg, shuffle, writeMp3 } from './recording-build.ts';
 import { IVR, ivrPrompts, largeMessyBook, librivoxClips, skipFindings, skippedWordCount, smallMessyBook, untimedRuns, spotCheck, type BookPart } from '../test/helpers/messy-book.ts';
 
 const args = process.argv.slice(2);
@@ -135,7 +135,7 @@ if (!messyOnly) {
   const rssBefore = process.memoryUsage().rss;
   let t0 = performance.now();
   const clock = phaseClock();
-  const res = await alignRecording({ files: hour.files, words: hour.words, language: 'en-US', aligner, fallbackAligner: alignerName === 'dtw' ? undefined : fallbackAligner, onProgress: clock.onProgress });
+  const res = await alignRecording({ recognizerScorer: recognizerArg(args), files: hour.files, words: hour.words, language: 'en-US', aligner, fallbackAligner: alignerName === 'dtw' ? undefined : fallbackAligner, onProgress: clock.onProgress });
   const phases = clock.done();
   const longSecs = (performance.now() - t0) / 1000;
   const peak = process.resourceUsage().maxRSS / 1024;
@@ -185,7 +185,7 @@ const book = quick ? await smallMessyBook(messyDir) : await largeMessyBook(messy
 const { files, words, spoken, refs } = book;
 const skippedCount = skippedWordCount(book);
 const messyT0 = performance.now();
-const messy = await alignRecording({ files, words, blockEnds: book.blockEnds, language: 'en-US', aligner, fallbackAligner: alignerName === 'dtw' ? undefined : fallbackAligner });
+const messy = await alignRecording({ recognizerScorer: recognizerArg(args), files, words, blockEnds: book.blockEnds, language: 'en-US', aligner, fallbackAligner: alignerName === 'dtw' ? undefined : fallbackAligner });
 const messySecs = (performance.now() - messyT0) / 1000;
 const ms = score(messy, refs, spoken);
 console.log(`messy book${quick ? "" : ` (prompt seed ${messySeed})`}: ${files.length} files (shuffled), ${(messy.coverage.audioSeconds / 60).toFixed(1)} min, ${words.length} words of which ${ms.unspoken} never spoken (${skippedCount} in skipped sentences), ${messySecs.toFixed(1)} s:`);

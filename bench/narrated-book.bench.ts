@@ -20,7 +20,7 @@
 // of the same decoded audio with its own text (no locating): what the long-recording steps cost.
 // Needs what scripts/setup.sh installs (the Piper voice, ffmpeg, PocketSphinx). Made once into
 // bench/.cache/narrated-<book>-<minutes> (git-ignored).
-// Run: node --import tsx bench/narrated-book.bench.ts [minutes=30 | quick] [--aligner hmm] [--book live-manual] [--seed 5]
+// Run: node --import tsx bench/narrated-book.bench.ts [minutes=30 | quick] [--aligner hmm] [--book live-manual] [--seed 5] [--scorer stock] [--recognizer stock]
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -36,7 +36,7 @@ import { tokenizeWords } from '../src/speech/words.ts';
 import type { HandWord } from '../test/fixtures/alignment/hand/references.ts';
 import { exactVoice, oneToOne, spaceMidpoints } from './piper-exact.ts';
 import { QUICK } from './quick.ts';
-import { cpuSeconds, phaseClock, joinParts, rng, scorerArg, shuffle, writeMp3 } from './recording-build.ts';
+import { cpuSeconds, phaseClock, joinParts, rng, recognizerArg, scorerArg, shuffle, writeMp3 } from './recording-build.ts';
 
 const root = path.join(import.meta.dirname, '..');
 const args = process.argv.slice(2);
@@ -183,7 +183,7 @@ const cpu0 = cpuSeconds();
 let t0 = performance.now();
 // where an hour's time goes
 const clock = phaseClock();
-const res = await alignRecording({ files: book.files, names: book.files.map((f) => path.basename(f)), words: book.words, blockEnds: book.blockEnds, language: 'en-US', aligner, fallbackAligner: alignerName === 'dtw' ? undefined : fallbackAligner, onProgress: clock.onProgress });
+const res = await alignRecording({ recognizerScorer: recognizerArg(args), files: book.files, names: book.files.map((f) => path.basename(f)), words: book.words, blockEnds: book.blockEnds, language: 'en-US', aligner, fallbackAligner: alignerName === 'dtw' ? undefined : fallbackAligner, onProgress: clock.onProgress });
 const phaseLine = clock.done().map((ph) => `${ph.phase} ${ph.wall.toFixed(1)} s wall / ${ph.cpu.toFixed(1)} s CPU`).join(', ');
 const longSecs = (performance.now() - t0) / 1000;
 const longCpu = cpuSeconds() - cpu0;

@@ -4,6 +4,7 @@
 import fs from 'node:fs';
 import { ffmpegInput } from '../src/media/ffmpeg.ts';
 import type { Scorer } from '../src/speech/align/soundswallower-wasm.ts';
+import type { RecognizerScorer } from '../src/speech/align/long/pocketsphinx-scorer.ts';
 
 /** A seeded generator in [0, 1): the same book for the same seed. */
 export function rng(seed: number): () => number {
@@ -51,6 +52,13 @@ export function phaseClock(): { onProgress: (p: { phase: string }) => void; done
       return marks.slice(0, -1).map((m, i) => ({ phase: m.phase, wall: (marks[i + 1]!.at - m.at) / 1000, cpu: marks[i + 1]!.cpu - m.cpu }));
     },
   };
+}
+
+/** `--recognizer stock`: the long-recording recogniser (pocketsphinx_batch) on the library's own acoustic scorer instead of Lectern's (the same words; the CPU baseline of the locate phase). */
+export function recognizerArg(args: string[]): RecognizerScorer {
+  const v = args.includes('--recognizer') ? args[args.indexOf('--recognizer') + 1] : 'simd';
+  if (v !== 'simd' && v !== 'stock') throw new Error(`--recognizer takes simd or stock, not ${v}`);
+  return v;
 }
 
 /** `--scorer stock`: the hmm aligner on soundswallower's own build instead of its SIMD scorer (the same alignments; the CPU baseline). */

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the native addon and the eSpeak NG helper program with node-gyp, offline: the
 # headers come from the installed Node (its prefix's include/node), never a download. Then
-# the hmm aligner's SIMD build of soundswallower (last lines).
+# the hmm aligner's SIMD build of soundswallower and the long-recording recogniser's acoustic scorer (last lines).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -z "${npm_config_nodedir:-}" ]; then
@@ -20,3 +20,5 @@ if [ -z "$gyp" ]; then echo "lectern: node-gyp is missing; run npm install first
 echo "lectern: native addon built (build/Release)"
 # soundswallower's decoder with its Gaussian scorer in WebAssembly SIMD (the hmm aligner's; see the script)
 node scripts/build-soundswallower-simd.mjs
+# the long-recording recogniser's acoustic scorer for Debian's pocketsphinx_batch, checked against the library's own (see the script)
+bash scripts/build-pocketsphinx-scorer.sh

@@ -20,10 +20,10 @@ export interface RunResult {
 export function runTool(
   program: string,
   args: string[],
-  opts: { input?: Buffer; signal?: AbortSignal; what?: string } = {},
+  opts: { input?: Buffer; signal?: AbortSignal; what?: string; /** Added to this process's environment. */ env?: Record<string, string> } = {},
 ): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(program, args, { stdio: ['pipe', 'pipe', 'pipe'], signal: opts.signal });
+    const child = spawn(program, args, { stdio: ['pipe', 'pipe', 'pipe'], signal: opts.signal, env: opts.env ? { ...process.env, ...opts.env } : undefined });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout.on('data', (b: Buffer) => out.push(b));

@@ -16,6 +16,7 @@ import { yearReading } from '../../spoken-forms.ts';
 import { RATE, readPcm, type DecodedFile } from './audio.ts';
 import { noiseFloor } from '../refine.ts';
 import { frameEnergy } from '../../../native/index.ts';
+import { recognizerScorer, type RecognizerScorer } from './pocketsphinx-scorer.ts';
 
 export interface AudioWindow {
   file: number;
@@ -56,6 +57,8 @@ export interface BookRecognizerOptions {
   processes?: number;
   /** Pronunciations to take the book's words from (default: read from the model's dictionary; islands pass the book-wide recogniser's). */
   dictionary?: Map<string, string[]>;
+  /** pocketsphinx_batch's acoustic scorer (default simd: the same output in less CPU; see pocketsphinx-scorer.ts). */
+  scorer?: RecognizerScorer;
 }
 
 export interface BookRecognizer {
@@ -246,7 +249,7 @@ export function createBookRecognizer(words: Iterable<string>, opts: BookRecogniz
             await runTool(
               'pocketsphinx_batch',
               ['-adcin', 'yes', '-cepdir', opts.workDir, '-cepext', '.raw', '-ctl', ctl, '-hypseg', hypseg, '-samprate', String(RATE), '-remove_silence', 'no', '-hmm', files.hmm, '-lm', lmFile, '-dict', dictFile, '-logfn', '/dev/null', ...files.args, ...FAST_SEARCH],
-              { signal, what: 'pocketsphinx_batch (Debian package pocketsphinx)' },
+              { signal, what: 'pocketsphinx_batch (Debian package pocketsphinx)', env: recognizerScorer(opts.scorer).env },
             ).catch((e) => {
               if (e instanceof ToolMissingError) throw new MissingModelError(e.message);
               throw e;

@@ -20,6 +20,7 @@ import { SpeechInputError, type AlignedWord, type Aligner, type AlignOptions } f
 import { decodeRecordingFile, RATE, readSamples, type DecodedFile, type RecordingChapter } from './audio.ts';
 import { buildTextIndex, chainAnchors, DEFAULT_PACE, fitsPace, measurePace, splitRuns, type Anchor, type HeardIn, type Pace, type TextIndex } from './anchors.ts';
 import { spokenWords } from './book-lm.ts';
+import type { RecognizerScorer } from './pocketsphinx-scorer.ts';
 import { bookDictionary, createBookRecognizer, type AudioWindow, type BookRecognizer, type HeardWord } from './recognize.ts';
 import { islandsToHear, type Island } from './islands.ts';
 import { RECORDING_LANGUAGES, recordingLanguageSupported } from './languages.ts';
@@ -221,6 +222,8 @@ export interface AlignRecordingOptions {
   workDir?: string;
   /** Recogniser processes in parallel (default: cores). */
   processes?: number;
+  /** The recogniser's acoustic scorer (default simd; stock: the library's own, the benches' baseline). */
+  recognizerScorer?: RecognizerScorer;
   /**
    * The files' names as the user gave them (upload names; default: the paths' base names), in
    * the order of `files`. A file that matches no text (an opening tune, credits) is placed by
@@ -436,7 +439,7 @@ export function firstWindows(files: { decoded: { index: number; duration: number
 async function locate(run: Run, workDir: string): Promise<{ pace: Pace; decodedSeconds: number; dictionary: Map<string, string[]> }> {
   const { opts, files, keys, stop } = run;
   const words = new Set(keys);
-  const recognizer = createBookRecognizer(words, { workDir, language: opts.language, sentences: sentencesIn(run, 0, keys.length - 1), processes: opts.processes, dictionary: await bookDictionary(words, opts.language) });
+  const recognizer = createBookRecognizer(words, { workDir, language: opts.language, sentences: sentencesIn(run, 0, keys.length - 1), processes: opts.processes, dictionary: await bookDictionary(words, opts.language), scorer: opts.recognizerScorer });
   let pending = firstWindows(files, files.reduce((s, f) => s + f.decoded.duration, 0));
   let pace: Pace = DEFAULT_PACE;
   let decodedSeconds = 0;
@@ -512,7 +515,7 @@ async function hearIslandsOnce(run: Run, workDir: string, islands: Island[], pac
       const dir = path.join(workDir, `island${round}-${i}`);
       fs.mkdirSync(dir, { recursive: true });
       try {
-        const recognizer = createBookRecognizer(new Set(sentences.flat()), { workDir: dir, language: opts.language, sentences, processes: 1, dictionary });
+        const recognizer = createBookRecognizer(new Set(sentences.flat()), { workDir: dir, language: opts.language, sentences, processes: 1, dictionary, scorer: opts.recognizerScorer });
         // no trigram to anchor with: names and numbers the dictionary lacks are all the text there is
         if (recognizer.known.size >= 3) heard[i] = await recognizer.recognize(files.map((f) => f.decoded), windows[i]!, { signal: opts.signal, stop });
       } finally {
