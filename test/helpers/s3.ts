@@ -44,7 +44,17 @@ export async function startS3(bucket = 'lectern-test'): Promise<TestS3> {
     }),
     pendingUploads() {
       const d = path.join(dir, bucket, '._S3rver_uploads');
-      return (fs.existsSync(d) ? fs.readdirSync(d) : []).map((id) => fs.readFileSync(path.join(d, id, 'key'), 'utf8'));
+      // s3rver makes an upload's folder before its key file and removes it on abort: a folder
+      // without its key is an upload starting or going away at this instant, and callers poll
+      const key = (id: string) => {
+        try {
+          return [fs.readFileSync(path.join(d, id, 'key'), 'utf8')];
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
+          throw e;
+        }
+      };
+      return (fs.existsSync(d) ? fs.readdirSync(d) : []).flatMap(key);
     },
     async stop() {
       if (child.exitCode === null) {
