@@ -3,7 +3,8 @@
 // heard by the book recogniser, one pocketsphinx_batch process at a time, with Lectern's
 // preloaded scorer and with the library's own, in turn, for several rounds: CPU seconds of the
 // recogniser processes (median), the ratio, and whether every heard word agrees (word, start and
-// end). Needs the bench hour (bench/long-recording.bench.ts builds it).
+// end). Needs the bench hour (bench/long-recording.bench.ts builds it); quick mode
+// (BENCH_QUICK=1) hears the test fixtures' LibriVox clips and jfk.wav whole, once.
 // Run: node --import tsx bench/recognizer-scorer.bench.ts [--rounds 3]
 import fs from 'node:fs';
 import os from 'node:os';
@@ -13,21 +14,36 @@ import { spokenWords } from '../src/speech/align/long/book-lm.ts';
 import { firstWindows } from '../src/speech/align/long/recording.ts';
 import { createBookRecognizer, type HeardWord } from '../src/speech/align/long/recognize.ts';
 import type { RecognizerScorer } from '../src/speech/align/long/pocketsphinx-scorer.ts';
+import { QUICK } from './quick.ts';
 import { cpuSeconds } from './recording-build.ts';
 
 const args = process.argv.slice(2);
-const rounds = Number(args.includes('--rounds') ? args[args.indexOf('--rounds') + 1] : 3);
+const rounds = QUICK ? 1 : Number(args.includes('--rounds') ? args[args.indexOf('--rounds') + 1] : 3);
 const HOUR = path.join(os.tmpdir(), 'lectern-bench-long8k-60');
-if (!fs.existsSync(path.join(HOUR, 'manifest.json'))) throw new Error(`no bench hour in ${HOUR}: run bench/long-recording.bench.ts first`);
-const hour = JSON.parse(fs.readFileSync(path.join(HOUR, 'manifest.json'), 'utf8')) as { files: string[]; words: string[] };
+const SPEECH = path.join(import.meta.dirname, '..', 'test', 'fixtures', 'speech');
+
+/** The audio files and their text: the bench hour, or in quick mode the fixtures' clips. */
+function source(): { what: string; files: string[]; words: string[] } {
+  if (QUICK) {
+    const clips = fs.readFileSync(path.join(SPEECH, 'transcription'), 'utf8').trim().split('\n').map((l) => /<s> (.*) <\/s> \((.*)\)/.exec(l)!);
+    return {
+      what: 'the LibriVox clips and jfk.wav, whole',
+      files: [...clips.map((m) => path.join(SPEECH, `${m[2]}.wav`)), path.join(SPEECH, 'jfk.wav')],
+      words: [...clips.flatMap((m) => m[1]!.split(' ')), ...'and so my fellow americans ask not what your country can do for you ask what you can do for your country'.split(' ')],
+    };
+  }
+  if (!fs.existsSync(path.join(HOUR, 'manifest.json'))) throw new Error(`no bench hour in ${HOUR}: run bench/long-recording.bench.ts first`);
+  return { what: "the bench hour's first pass", ...(JSON.parse(fs.readFileSync(path.join(HOUR, 'manifest.json'), 'utf8')) as { files: string[]; words: string[] }) };
+}
+const book = source();
 
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'lectern-bench-scorer-'));
 try {
-  const decoded = await Promise.all(hour.files.map((f, i) => decodeRecordingFile(f, i, work)));
+  const decoded = await Promise.all(book.files.map((f, i) => decodeRecordingFile(f, i, work)));
   const seconds = decoded.reduce((s, d) => s + d.duration, 0);
-  const windows = firstWindows(decoded.map((d) => ({ decoded: d })), seconds);
+  const windows = QUICK ? decoded.map((d, file) => ({ file, start: 0, end: d.duration })) : firstWindows(decoded.map((d) => ({ decoded: d })), seconds);
   const heardSeconds = windows.reduce((s, w) => s + w.end - w.start, 0);
-  const words = hour.words.flatMap((w) => spokenWords(w, 'en')).filter(Boolean);
+  const words = book.words.flatMap((w) => spokenWords(w, 'en')).filter(Boolean);
   const hear = async (scorer: RecognizerScorer) => {
     const dir = fs.mkdtempSync(path.join(work, `${scorer}-`));
     const rec = createBookRecognizer(words, { workDir: dir, language: 'en-US', sentences: [words], processes: 1, scorer });
@@ -53,7 +69,7 @@ try {
   const median = (v: number[]) => [...v].sort((x, y) => x - y)[Math.floor(v.length / 2)]!;
   const [s, l] = [median(cpu.simd), median(cpu.stock)];
   console.log(
-    `recogniser on the bench hour's first pass: ${windows.length} windows, ${heardSeconds.toFixed(0)} s of audio, ${os.availableParallelism()} cores, load ${os.loadavg()[0]!.toFixed(1)}\n` +
+    `recogniser on ${book.what}: ${windows.length} windows, ${heardSeconds.toFixed(0)} s of audio, ${os.availableParallelism()} cores, load ${os.loadavg()[0]!.toFixed(1)}\n` +
       `  CPU (median of ${rounds}): library's scorer ${l.toFixed(1)} s, Lectern's ${s.toFixed(1)} s, ratio ${(s / l).toFixed(2)}; ` +
       `${(s / heardSeconds).toFixed(4)} against ${(l / heardSeconds).toFixed(4)} s of CPU per second of audio\n` +
       `  heard words: ${count}, ${same ? 'identical in every round (word, start, end)' : 'DIFFERENT'}`,

@@ -17,24 +17,27 @@ rm -f "$out" "$stamp"
 batch="$(command -v pocketsphinx_batch || true)"
 # not built: the stamp says why, and the recogniser runs the library's own scorer with a warning
 unbuilt() {
-  printf '{"verified":false,"reason":"%s when it was built; run npm run build:native"}\n' "$1" > "$stamp"
-  echo "lectern: the recogniser's scorer is not built: $1 (npm run setup installs it)"
+  rm -f "$out.tmp"
+  printf '{"verified":false,"reason":"not built: %s (npm run setup installs what is missing, then npm run build:native builds it)"}\n' "$1" > "$stamp"
+  echo "lectern: the recogniser's scorer is not built: $1; pocketsphinx_batch will run its own"
   exit 0
 }
 [ -n "$batch" ] || unbuilt "pocketsphinx was not installed"
 command -v ffmpeg >/dev/null || unbuilt "ffmpeg was not installed"
 command -v cc >/dev/null || unbuilt "no C compiler was installed"
 lib="$(ldd "$batch" | awk '$1 ~ /^libpocketsphinx\.so/ { print $3 }')"
-lib="$(readlink -f "$lib")"
+[ -n "$lib" ] && lib="$(readlink -f "$lib")"
+[ -n "$lib" ] && [ -f "$lib" ] || unbuilt "libpocketsphinx was not found beside pocketsphinx_batch"
 model=/usr/share/pocketsphinx/model/en-us
-cc -O3 -shared -fPIC -ffp-contract=off -Wall -Wextra -o "$out.tmp" native/pocketsphinx/ptm_frame_eval.c
+[ -f "$model/en-us.lm.bin" ] || unbuilt "pocketsphinx-en-us was not installed"
+cc -O3 -shared -fPIC -ffp-contract=off -Wall -Wextra -o "$out.tmp" native/pocketsphinx/ptm_frame_eval.c || unbuilt "it did not compile"
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 verdict=verified
 for wav in test/fixtures/speech/{sense_and_sensibility_*,jfk,goforward,praatio-*}.wav; do
   name="$(basename "$wav" .wav)"
-  ffmpeg -v error -nostdin -i "$wav" -ac 1 -ar 16000 -f s16le "$work/$name.raw"
+  ffmpeg -v error -nostdin -i "$wav" -ac 1 -ar 16000 -f s16le "$work/$name.raw" || unbuilt "ffmpeg could not read the test speech"
   echo "$name" >> "$work/ctl"
 done
 decode() { # decode OUT PRELOAD ARGS...
@@ -46,8 +49,10 @@ decode() { # decode OUT PRELOAD ARGS...
 fast=(-remove_silence no -fwdflat no -bestpath no -maxhmmpf 1500 -maxwpf 5 -pl_window 5)
 for settings in "-ds 3 -topn 2" "-ds 1 -topn 4"; do
   args=("${fast[@]}" $settings)
-  decode "$work/stock.hyp" "" "${args[@]}"
-  decode "$work/built.hyp" "$PWD/$out.tmp" "${args[@]}"
+  if ! decode "$work/stock.hyp" "" "${args[@]}" || ! decode "$work/built.hyp" "$PWD/$out.tmp" "${args[@]}"; then
+    verdict="pocketsphinx_batch failed on the test speech (search settings $settings)"
+    break
+  fi
   if [ ! -s "$work/stock.hyp" ] || ! cmp -s "$work/stock.hyp" "$work/built.hyp"; then
     verdict="the recogniser's output differs from the library's own scorer (search settings $settings)"
     break

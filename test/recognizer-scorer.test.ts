@@ -70,7 +70,7 @@ describe("long-recording recogniser: Lectern's acoustic scorer against the libra
     writeFileSync(stamp, JSON.stringify(made));
     writeFileSync(so, Buffer.concat([readFileSync(so), Buffer.from([0])]));
     expect(() => recognizerScorer('simd', so)).toThrow(/not the build that was checked/);
-    writeFileSync(stamp, JSON.stringify({ verified: false, reason: 'pocketsphinx was not installed when it was built' }));
+    writeFileSync(stamp, JSON.stringify({ verified: false, reason: 'not built: pocketsphinx was not installed (npm run setup installs what is missing, then npm run build:native builds it)' }));
     const warnings: string[] = [];
     const onWarning = (w: Error & { code?: string }) => warnings.push(`${w.code}: ${w.message}`);
     process.on('warning', onWarning);

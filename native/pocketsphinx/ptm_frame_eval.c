@@ -8,7 +8,7 @@
 // the scan of every density of every active codebook (eval_cb), which stops a density as soon
 // as its score falls under the n-th best, after an unpredictable number of its 13 dimensions,
 // so the scalar loop is mostly mispredicted branches. Here eight densities are scored at once,
-// one per vector lane (AVX2 where the CPU has it, two SSE halves otherwise), over all
+// one per vector lane (on x86-64 AVX2 where the CPU has it, two SSE halves otherwise), over all
 // dimensions with no data-dependent branch, from a copy of the means and variances laid out a
 // dimension of eight densities per load; each score is then offered to the n-best list in
 // turn, as the scalar code offers it. Each lane does one density's single-precision operations
@@ -17,7 +17,7 @@
 // never changed which densities enter the list: the scores, the senone scores and so the
 // recogniser's output are the library's, bit for bit (scripts/build-pocketsphinx-scorer.sh
 // checks that on real speech before the build is used; compiled with -ffp-contract=off, so no
-// fused multiply-add changes a rounding). The rest is the library's code as it is.
+// fused multiply-add changes a rounding). The rest follows the library's algorithm step for step.
 //
 // The structures below are libpocketsphinx 5prealpha's (ptm_mgau.h, ms_gauden.h, acmod.h,
 // sphinxbase's logmath.h and bitvec.h); the build script checks the library's sha256, and the
@@ -170,7 +170,10 @@ static inline void offer_lanes(ptm_mgau_t *s, ptm_topn_t *topn, int cw, const vN
   }
 }
 
+// x86-64: an AVX2 clone beside the baseline one, picked at load time by the CPU
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("avx2", "default")))
+#endif
 static void eval_cb(ptm_mgau_t *s, int cb, int feat, const float *z) {
   ptm_topn_t *topn = s->f->topn[cb][feat];
   const float *mean = s->g->mean[cb][feat][0], *var = s->g->var[cb][feat][0], *det = s->g->det[cb][feat];
