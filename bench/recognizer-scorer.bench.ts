@@ -14,23 +14,19 @@ import { spokenWords } from '../src/speech/align/long/book-lm.ts';
 import { firstWindows } from '../src/speech/align/long/recording.ts';
 import { createBookRecognizer, type HeardWord } from '../src/speech/align/long/recognize.ts';
 import type { RecognizerScorer } from '../src/speech/align/long/pocketsphinx-scorer.ts';
+import { librivoxClips } from '../test/helpers/messy-book.ts';
 import { QUICK } from './quick.ts';
 import { cpuSeconds } from './recording-build.ts';
 
 const args = process.argv.slice(2);
 const rounds = QUICK ? 1 : Number(args.includes('--rounds') ? args[args.indexOf('--rounds') + 1] : 3);
 const HOUR = path.join(os.tmpdir(), 'lectern-bench-long8k-60');
-const SPEECH = path.join(import.meta.dirname, '..', 'test', 'fixtures', 'speech');
 
 /** The audio files and their text: the bench hour, or in quick mode the fixtures' clips. */
 function source(): { what: string; files: string[]; words: string[] } {
   if (QUICK) {
-    const clips = fs.readFileSync(path.join(SPEECH, 'transcription'), 'utf8').trim().split('\n').map((l) => /<s> (.*) <\/s> \((.*)\)/.exec(l)!);
-    return {
-      what: 'the LibriVox clips and jfk.wav, whole',
-      files: [...clips.map((m) => path.join(SPEECH, `${m[2]}.wav`)), path.join(SPEECH, 'jfk.wav')],
-      words: [...clips.flatMap((m) => m[1]!.split(' ')), ...'and so my fellow americans ask not what your country can do for you ask what you can do for your country'.split(' ')],
-    };
+    const clips = librivoxClips();
+    return { what: 'the LibriVox clips and jfk.wav, whole', files: clips.map((c) => c.file!), words: clips.flatMap((c) => c.text!.split(' ')) };
   }
   if (!fs.existsSync(path.join(HOUR, 'manifest.json'))) throw new Error(`no bench hour in ${HOUR}: run bench/long-recording.bench.ts first`);
   return { what: "the bench hour's first pass", ...(JSON.parse(fs.readFileSync(path.join(HOUR, 'manifest.json'), 'utf8')) as { files: string[]; words: string[] }) };

@@ -12,6 +12,7 @@ import { decodeRecordingFile, type DecodedFile } from '../src/speech/align/long/
 import { spokenWords } from '../src/speech/align/long/book-lm.ts';
 import { NativeAddonError } from '../src/native/index.ts';
 import { tokenizeWords } from '../src/speech/words.ts';
+import { librivoxClips } from './helpers/messy-book.ts';
 
 const speech = path.join(import.meta.dirname, 'fixtures', 'speech');
 const work = mkdtempSync(path.join(tmpdir(), 'lectern-recogniser-scorer-'));
@@ -40,11 +41,9 @@ describe("long-recording recogniser: Lectern's acoustic scorer against the libra
   });
 
   it('English: the LibriVox clips and jfk.wav are heard word for word at the same times', async () => {
-    const lines = readFileSync(path.join(speech, 'transcription'), 'utf8').trim().split('\n');
-    const clips = lines.map((l) => /<s> (.*) <\/s> \((.*)\)/.exec(l)!).map((m) => ({ file: `${m[2]}.wav`, text: m[1]! }));
-    clips.push({ file: 'jfk.wav', text: 'And so, my fellow Americans, ask not what your country can do for you, ask what you can do for your country.' });
-    const files = await Promise.all(clips.map((c, i) => decodeRecordingFile(path.join(speech, c.file), i, work)));
-    const { simd, stock } = await hearBoth(files, clips.map((c) => c.text).join(' '), 'en-US');
+    const clips = librivoxClips();
+    const files = await Promise.all(clips.map((c, i) => decodeRecordingFile(c.file!, i, work)));
+    const { simd, stock } = await hearBoth(files, clips.map((c) => c.text!).join(' '), 'en-US');
     expect(simd).toEqual(stock);
     expect(simd.length).toBeGreaterThan(60);
   });
