@@ -3,6 +3,7 @@
 // package's own build does, on real English and French speech (a grammar with skippable
 // sentences included); the build is reproducible, and a missing or stale one is a clear error.
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,6 +19,15 @@ import { buildSimd } from '../scripts/build-soundswallower-simd.mjs';
 
 const speech = path.join(import.meta.dirname, 'fixtures', 'speech');
 const work = mkdtempSync(path.join(tmpdir(), 'lectern-simd-'));
+interface SsDecoderLike {
+  initialize(): Promise<unknown>;
+  set_align_text(text: string): void;
+  start(): void;
+  process_audio(pcm: Float32Array, noSearch?: boolean, fullUtt?: boolean): number;
+  stop(): void;
+  get_alignment(opts: { align_level: number }): unknown;
+  delete(): void;
+}
 const timings = (words: AlignedWord[]) => words.map((w) => `${w.word} ${w.start} ${w.end}${w.skipped ? ' skipped' : ''}`);
 
 describe('hmm aligner: soundswallower with its SIMD scorer against its stock build', () => {
@@ -67,6 +77,44 @@ describe('hmm aligner: soundswallower with its SIMD scorer against its stock bui
     const [a, b] = await Promise.all([simd.align(samples, 16000, text, 'fr-FR', { skippable }), stock.align(samples, 16000, text, 'fr-FR', { skippable })]);
     expect(timings(a)).toEqual(timings(b));
     expect(a.filter((w) => w.skipped).map((w) => w.word)).toContain('Marseille');
+  });
+
+  it("keeps a model's column copy while the model lives and frees it with the model", async () => {
+    // the copy is found by the model's address: one kept past ptm_mgau_free would score a model
+    // later allocated there with the freed one's means and variances
+    const createModule = (await import('soundswallower')).default as unknown as (m: object) => Promise<{ Decoder: new (c: object) => SsDecoderLike; asm: { lectern_column_models(): number } }>;
+    const module = await createModule({ print: () => {}, printErr: () => {}, wasmBinary: loadSimdBuild() });
+    const models = () => module.asm.lectern_column_models();
+    const { samples } = decodeWav(readFileSync(path.join(speech, 'jfk.wav')));
+    const decode = async () => {
+      const hmm = path.join(path.dirname(createRequire(import.meta.url).resolve('soundswallower')), 'model', 'en-us');
+      const d = new module.Decoder({ hmm, dict: path.join(hmm, 'dict.txt'), samprate: 16000, loglevel: 'FATAL' });
+      await d.initialize();
+      d.set_align_text('and so my fellow americans ask not what your country can do for you ask what you can do for your country');
+      d.start();
+      d.process_audio(samples, false, true);
+      d.stop();
+      return d;
+    };
+    expect(models()).toBe(0);
+    const first = await decode();
+    expect(models()).toBe(1);
+    const second = await decode();
+    expect(models()).toBe(2);
+    first.delete();
+    expect(models()).toBe(1);
+    second.delete();
+    expect(models()).toBe(0);
+    (await decode()).delete();
+    expect(models()).toBe(0);
+    // a fifth model finds the slots full and is scored as before, from the model's own rows: the same alignment
+    const five = [await decode(), await decode(), await decode(), await decode(), await decode()];
+    expect(models()).toBe(4);
+    const alignment = (d: SsDecoderLike) => JSON.stringify(d.get_alignment({ align_level: 0 }));
+    expect(alignment(five[4]!)).toBe(alignment(five[0]!));
+    expect(alignment(five[0]!)).toContain('americans');
+    for (const d of five) d.delete();
+    expect(models()).toBe(0);
   });
 
   it('the build script makes the same binary again, and a missing or stale build is refused', async () => {
