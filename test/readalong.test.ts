@@ -142,7 +142,7 @@ describe('readalong: a document narrated by its own recording, through the job A
     for (const w of unspoken) expect(w).toMatchObject({ start: null, end: null, skipped: true });
     const spoken = book.spoken.filter(Boolean).length;
     const timed = timeline.words.filter((w) => w.start !== null).length;
-    expect(timed / spoken).toBeGreaterThanOrEqual(0.85); // measured 86/93
+    expect(timed / spoken).toBeGreaterThanOrEqual(0.9); // measured 86/93 when written, 93/93 in round 21
     expect(timeline.coverage.words_timed).toBe(timed);
     // measured 0: the locate step leaves this book's skipped sentence outside the matched regions, so no segment holds it
     expect(timeline.coverage.sentences_skipped).toBe(0);
