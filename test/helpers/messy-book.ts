@@ -131,7 +131,7 @@ const CODECS: { ext: string; args: string[] }[] = [
  * is text nobody reads placed before chapter k's text; `skip` = [chapter, clip index] of a
  * sentence inserted into the text that the reader skips.
  */
-/** A sentence of the text the reader skips: it follows clip `afterClip` of `chapter`. */
+/** A sentence of the text the reader skips: it follows clip `afterClip` of `chapter` (-1: it comes before the chapter's first clip). */
 export interface Skip {
   chapter: number;
   afterClip: number;
@@ -153,6 +153,7 @@ export async function buildMessyBook(dir: string, chapters: BookPart[][], opts: 
     textParts.push({ text: `${opts.heading ?? 'Chapter'} ${c + 1}.`, spoken: false });
     for (const p of opts.unspoken[c] ?? []) textParts.push({ text: p, spoken: false });
     let clipNo = 0;
+    for (const sk of skips) if (sk.chapter === c && sk.afterClip === -1) textParts.push({ text: sk.text, spoken: false, skipped: true });
     chapters[c]!.forEach((p, k) => {
       if (p.kind !== 'clip') return;
       textParts.push({ text: p.text!, spoken: true, file: given, refs: p.refs, span: spans[k] });

@@ -34,6 +34,8 @@ export interface HeardIn {
   word: string;
   start: number;
   end: number;
+  /** Heard by an island's recogniser (a model of only the nearby text), not the book-wide one. */
+  island?: boolean;
 }
 
 export interface Anchor {

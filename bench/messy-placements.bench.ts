@@ -1,0 +1,105 @@
+// The messy book's layout drawn again and again (round 21): the tests' messy book
+// (test/helpers/messy-book.ts) puts its skipped sentence, preface, music and clips in one fixed
+// layout, the one the long-recording rules were checked on. Here each variant draws it anew from
+// a seed: the five LibriVox clips and jfk.wav in a random order, two per chapter file; one clip's
+// audio left out while its text stays in the document (the skipped sentence: first, middle or
+// last of a chapter, as the draw falls; each clip in turn); a spoken preface (a real IVR
+// recording) at the start of the first chapter; 8 s of music and 6 s of pink noise at random
+// places between clips; pauses of 0.3-1.2 s; War of the Worlds paragraphs nobody reads before
+// the chapters; the files handed over in a random order. For each: the spoken words timed, the
+// unspoken words given a time (no invented time is the rule), whether the file order was found.
+// No parameter of the aligner was chosen on these draws.
+// Run: node --import tsx bench/messy-placements.bench.ts [--variants 12] [--first 0] [--aligner hmm|dtw] [--details]
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ffmpeg } from '../src/media/ffmpeg.ts';
+import { createAligner } from '../src/speech/align/aligners.ts';
+import { alignRecording } from '../src/speech/align/long/recording.ts';
+import { buildMessyBook, librivoxClips, unspokenParagraphs, type BookPart, type Skip } from '../test/helpers/messy-book.ts';
+import { QUICK } from './quick.ts';
+
+const args = process.argv.slice(2);
+const arg = (name: string, fallback: string) => (args.includes(name) ? args[args.indexOf(name) + 1]! : fallback);
+const variants = QUICK ? 1 : Number(arg('--variants', '12'));
+const first = Number(arg('--first', '0'));
+const alignerName = arg('--aligner', 'hmm');
+const details = args.includes('--details');
+const FIX = path.join(import.meta.dirname, '..', 'test', 'fixtures');
+
+/** mulberry32 */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+const shuffled = <T>(xs: T[], rand: () => number): T[] => xs.map((x) => ({ x, k: rand() })).sort((a, b) => a.k - b.k).map((e) => e.x);
+const name = (p: BookPart) => (p.kind === 'clip' ? (path.basename(p.file!).match(/(\d{4}|jfk)\.wav$/)?.[1] ?? 'clip') : p.kind === 'silence' ? `${p.seconds!.toFixed(1)}s` : p.kind === 'music' && p.file!.endsWith('noise.wav') ? 'noise' : p.kind);
+
+const work = fs.mkdtempSync(path.join(os.tmpdir(), 'lectern-bench-placements-'));
+const threads = Math.min(4, os.availableParallelism());
+const aligner = await createAligner(alignerName, { modelsDir: path.join(import.meta.dirname, '..', 'models'), device: 'cpu', threads });
+try {
+  const clips = librivoxClips();
+  const paragraphs = await unspokenParagraphs(12);
+  const noise = path.join(work, 'noise.wav');
+  await ffmpeg(['-y', '-f', 'lavfi', '-t', '6', '-i', 'anoisesrc=color=pink:amplitude=0.05:seed=3:r=16000', noise]);
+  const preface: BookPart = { kind: 'preface', file: path.join(FIX, 'speech', 'ivr-preamble.flac') };
+  const music: BookPart = { kind: 'music', file: path.join(FIX, 'music', 'colobot-constructive-20s.ogg'), seconds: 8 };
+  const noiseGap: BookPart = { kind: 'music', file: noise, seconds: 6 };
+  console.log(`${variants} draws of the messy book (${clips.length} real clips, one left unread each time), aligner ${alignerName} in ${threads} thread(s), ${os.availableParallelism()} cores:`);
+  const total = { spoken: 0, spokenTimed: 0, unspokenTimed: 0, orderRight: 0, allTimed: 0, seconds: 0 };
+  for (let v = first; v < first + variants; v++) {
+    const rand = seeded(2100 + v);
+    const order = shuffled(clips, rand);
+    const skipAt = v % order.length;
+    const chapters: BookPart[][] = [[], [], []];
+    const skips: Skip[] = [];
+    order.forEach((clip, i) => {
+      const chapter = Math.floor(i / 2);
+      const before = chapters[chapter]!.filter((p) => p.kind === 'clip').length;
+      if (i === skipAt) return void skips.push({ chapter, afterClip: before - 1, text: clip.text! });
+      if (chapters[chapter]!.length) chapters[chapter]!.push({ kind: 'silence', seconds: 0.3 + 0.9 * rand() });
+      chapters[chapter]!.push(clip);
+    });
+    for (const gap of [music, noiseGap]) {
+      const c = chapters[Math.floor(rand() * 3)]!;
+      c.splice(Math.floor(rand() * (c.length + 1)), 0, gap);
+    }
+    chapters[0]!.unshift(preface, { kind: 'silence', seconds: 1 });
+    const unspoken = [0, 1, 2, 3].map(() => paragraphs.splice(0, Math.floor(rand() * 3)));
+    if (paragraphs.length < 8) paragraphs.push(...(await unspokenParagraphs(12)));
+    const perm = shuffled([0, 1, 2], rand);
+    const dir = path.join(work, `draw-${v}`);
+    fs.mkdirSync(dir);
+    const book = await buildMessyBook(dir, chapters, { unspoken, skipped: skips, shuffle: perm.join('') === '012' ? [2, 0, 1] : perm });
+    const t0 = performance.now();
+    const r = await alignRecording({ files: book.files, words: book.words, blockEnds: book.blockEnds, language: 'en-US', aligner });
+    const seconds = (performance.now() - t0) / 1000;
+    const spoken = book.spoken.filter(Boolean).length;
+    const spokenTimed = r.words.filter((w, i) => w && book.spoken[i]).length;
+    const unspokenTimed = r.words.flatMap((w, i) => (w && !book.spoken[i] ? [`${book.words[i]}@${w.globalStart.toFixed(2)}`] : []));
+    const untimed = r.words.flatMap((w, i) => (!w && book.spoken[i] ? [book.words[i]] : []));
+    const orderRight = JSON.stringify(r.order) === JSON.stringify(book.trueOrder);
+    const [a, b] = book.skippedSentence;
+    Object.assign(total, {
+      spoken: total.spoken + spoken,
+      spokenTimed: total.spokenTimed + spokenTimed,
+      unspokenTimed: total.unspokenTimed + unspokenTimed.length,
+      orderRight: total.orderRight + (orderRight ? 1 : 0),
+      allTimed: total.allTimed + (spokenTimed === spoken ? 1 : 0),
+      seconds: total.seconds + seconds,
+    });
+    console.log(`  draw ${v}: ${chapters.map((c) => c.map(name).join(' ')).join(' | ')}; skipped "${book.words.slice(a, b + 1).slice(0, 5).join(' ')} …" (${b - a + 1} words; chapter ${skips[0]!.chapter + 1}, ${skips[0]!.afterClip < 0 ? 'first' : `after clip ${skips[0]!.afterClip + 1}`})`);
+    console.log(`    spoken words timed ${spokenTimed}/${spoken}, unspoken words given a time ${unspokenTimed.length}${unspokenTimed.length && details ? ` (${unspokenTimed.join(' ')})` : ''}, file order ${orderRight ? 'right' : 'WRONG'}, ${seconds.toFixed(1)} s${untimed.length && details ? `; untimed: ${untimed.join(' ')}` : ''}`);
+  }
+  console.log(`in all: spoken words timed ${total.spokenTimed}/${total.spoken} (${((100 * total.spokenTimed) / total.spoken).toFixed(1)} %), every spoken word timed in ${total.allTimed} of ${variants} draws, unspoken words given a time ${total.unspokenTimed}, file order right in ${total.orderRight} of ${variants}, ${total.seconds.toFixed(1)} s aligning in all`);
+} finally {
+  await aligner.close();
+  fs.rmSync(work, { recursive: true, force: true });
+}
