@@ -13,10 +13,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ffmpeg } from '../src/media/ffmpeg.ts';
 import { createAligner } from '../src/speech/align/aligners.ts';
 import { alignRecording } from '../src/speech/align/long/recording.ts';
-import { buildMessyBook, librivoxClips, unspokenParagraphs, type BookPart, type Skip } from '../test/helpers/messy-book.ts';
+import { drawnMessyBook, librivoxClips, unspokenParagraphs, type BookPart } from '../test/helpers/messy-book.ts';
 import { QUICK } from './quick.ts';
 
 const args = process.argv.slice(2);
@@ -25,59 +24,18 @@ const variants = QUICK ? 1 : Number(arg('--variants', '12'));
 const first = Number(arg('--first', '0'));
 const alignerName = arg('--aligner', 'hmm');
 const details = args.includes('--details');
-const FIX = path.join(import.meta.dirname, '..', 'test', 'fixtures');
 
-/** mulberry32 */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const shuffled = <T>(xs: T[], rand: () => number): T[] => xs.map((x) => ({ x, k: rand() })).sort((a, b) => a.k - b.k).map((e) => e.x);
 const name = (p: BookPart) => (p.kind === 'clip' ? (path.basename(p.file!).match(/(\d{4}|jfk)\.wav$/)?.[1] ?? 'clip') : p.kind === 'silence' ? `${p.seconds!.toFixed(1)}s` : p.kind === 'music' && p.file!.endsWith('noise.wav') ? 'noise' : p.kind);
 
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'lectern-bench-placements-'));
 const threads = Math.min(4, os.availableParallelism());
 const aligner = await createAligner(alignerName, { modelsDir: path.join(import.meta.dirname, '..', 'models'), device: 'cpu', threads });
 try {
-  const clips = librivoxClips();
   const paragraphs = await unspokenParagraphs(12);
-  const noise = path.join(work, 'noise.wav');
-  await ffmpeg(['-y', '-f', 'lavfi', '-t', '6', '-i', 'anoisesrc=color=pink:amplitude=0.05:seed=3:r=16000', noise]);
-  const preface: BookPart = { kind: 'preface', file: path.join(FIX, 'speech', 'ivr-preamble.flac') };
-  const music: BookPart = { kind: 'music', file: path.join(FIX, 'music', 'colobot-constructive-20s.ogg'), seconds: 8 };
-  const noiseGap: BookPart = { kind: 'music', file: noise, seconds: 6 };
-  console.log(`${variants} draws of the messy book (${clips.length} real clips, one left unread each time), aligner ${alignerName} in ${threads} thread(s), ${os.availableParallelism()} cores:`);
+  console.log(`${variants} draws of the messy book (${librivoxClips().length} real clips, one left unread each time), aligner ${alignerName} in ${threads} thread(s), ${os.availableParallelism()} cores:`);
   const total = { spoken: 0, spokenTimed: 0, unspokenTimed: 0, orderRight: 0, allTimed: 0, seconds: 0 };
   for (let v = first; v < first + variants; v++) {
-    const rand = seeded(2100 + v);
-    const order = shuffled(clips, rand);
-    const skipAt = v % order.length;
-    const chapters: BookPart[][] = [[], [], []];
-    const skips: Skip[] = [];
-    order.forEach((clip, i) => {
-      const chapter = Math.floor(i / 2);
-      const before = chapters[chapter]!.filter((p) => p.kind === 'clip').length;
-      if (i === skipAt) return void skips.push({ chapter, afterClip: before - 1, text: clip.text! });
-      if (chapters[chapter]!.length) chapters[chapter]!.push({ kind: 'silence', seconds: 0.3 + 0.9 * rand() });
-      chapters[chapter]!.push(clip);
-    });
-    for (const gap of [music, noiseGap]) {
-      const c = chapters[Math.floor(rand() * 3)]!;
-      c.splice(Math.floor(rand() * (c.length + 1)), 0, gap);
-    }
-    chapters[0]!.unshift(preface, { kind: 'silence', seconds: 1 });
-    const unspoken = [0, 1, 2, 3].map(() => paragraphs.splice(0, Math.floor(rand() * 3)));
-    if (paragraphs.length < 8) paragraphs.push(...(await unspokenParagraphs(12)));
-    const perm = shuffled([0, 1, 2], rand);
-    const dir = path.join(work, `draw-${v}`);
-    fs.mkdirSync(dir);
-    const book = await buildMessyBook(dir, chapters, { unspoken, skipped: skips, shuffle: perm.join('') === '012' ? [2, 0, 1] : perm });
+    const { book, chapters, skips } = await drawnMessyBook(path.join(work, `draw-${v}`), v, paragraphs);
     const t0 = performance.now();
     const r = await alignRecording({ files: book.files, words: book.words, blockEnds: book.blockEnds, language: 'en-US', aligner });
     const seconds = (performance.now() - t0) / 1000;

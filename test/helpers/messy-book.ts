@@ -201,6 +201,45 @@ export async function smallMessyBook(dir: string): Promise<MessyBook> {
   });
 }
 
+/**
+ * The small messy book's parts drawn anew from a seed (bench/messy-placements.bench.ts, round 21):
+ * the LibriVox clips and jfk in a random order, two per chapter file, clip `draw % 6` of that
+ * order left unread (its text kept), the IVR preface first, 8 s of music and 6 s of pink noise at
+ * random places between clips, pauses of 0.3-1.2 s, 0-2 of `paragraphs` (consumed) before each
+ * chapter, the files handed over in a random order.
+ */
+export async function drawnMessyBook(dir: string, draw: number, paragraphs: string[]): Promise<{ book: MessyBook; chapters: BookPart[][]; skips: Skip[] }> {
+  mkdirSync(dir, { recursive: true });
+  const noise = path.join(dir, 'noise.wav');
+  await ffmpeg(['-y', '-f', 'lavfi', '-t', '6', '-i', 'anoisesrc=color=pink:amplitude=0.05:seed=3:r=16000', noise]);
+  const preface: BookPart = { kind: 'preface', file: path.join(FIX, 'speech', 'ivr-preamble.flac') };
+  const music: BookPart = { kind: 'music', file: path.join(FIX, 'music', 'colobot-constructive-20s.ogg'), seconds: 8 };
+  const noiseGap: BookPart = { kind: 'music', file: noise, seconds: 6 };
+  const rand = seeded(2100 + draw);
+  const shuffled = <T>(xs: T[]): T[] => xs.map((x) => ({ x, k: rand() })).sort((a, b) => a.k - b.k).map((e) => e.x);
+  const order = shuffled(librivoxClips());
+  const skipAt = draw % order.length;
+  const chapters: BookPart[][] = [[], [], []];
+  const skips: Skip[] = [];
+  order.forEach((clip, i) => {
+    const chapter = Math.floor(i / 2);
+    const before = chapters[chapter]!.filter((p) => p.kind === 'clip').length;
+    if (i === skipAt) return void skips.push({ chapter, afterClip: before - 1, text: clip.text! });
+    if (chapters[chapter]!.length) chapters[chapter]!.push({ kind: 'silence', seconds: 0.3 + 0.9 * rand() });
+    chapters[chapter]!.push(clip);
+  });
+  for (const gap of [music, noiseGap]) {
+    const c = chapters[Math.floor(rand() * 3)]!;
+    c.splice(Math.floor(rand() * (c.length + 1)), 0, gap);
+  }
+  chapters[0]!.unshift(preface, { kind: 'silence', seconds: 1 });
+  const unspoken = [0, 1, 2, 3].map(() => paragraphs.splice(0, Math.floor(rand() * 3)));
+  if (paragraphs.length < 8) paragraphs.push(...(await unspokenParagraphs(12)));
+  const perm = shuffled([0, 1, 2]);
+  const book = await buildMessyBook(dir, chapters, { unspoken, skipped: skips, shuffle: perm.join('') === '012' ? [2, 0, 1] : perm });
+  return { book, chapters, skips };
+}
+
 /** Text nobody reads in the French messy book (written for these tests). */
 export const FRENCH_UNSPOKEN = [
   "Au village, personne ne parlait plus de cette histoire depuis longtemps. Les anciens se taisaient quand on leur posait des questions, et les enfants avaient appris à ne plus en poser. On disait seulement que la maison du meunier était restée fermée tout un hiver.",
