@@ -82,6 +82,8 @@ const advance = (local, bytes) => `local.get ${local}\ni32.const ${bytes}\ni32.a
 const atLeastZero = (tmp, out) => `local.tee ${tmp}\ni32.const 0\nlocal.get ${tmp}\ni32.const 0\ni32.gt_s\nselect\nlocal.set ${out}`;
 /** while (local i < local n) { body } */
 const whileLess = (i, n, body) => `block\nloop\nlocal.get ${i}\nlocal.get ${n}\ni32.ge_s\nbr_if 1\n${body}\nbr 0\nend\nend`;
+/** for (local i = 0; i < local n; ) { body } */
+const countUp = (i, n, body) => `i32.const 0\nlocal.set ${i}\n${whileLess(i, n, body)}`;
 /** address local + 4 * (dimension) */
 const atDim = (local) => `local.get ${local}\nlocal.get 8\ni32.const 2\ni32.shl\ni32.add`;
 
@@ -462,9 +464,7 @@ if
 i32.const 0
 return
 end
-i32.const 0
-local.set 9
-${whileLess(9, 3, `local.get 18
+${countUp(9, 3, `local.get 18
 local.get 5
 local.get 9
 i32.const 2
@@ -501,11 +501,7 @@ i32.load
 i32.load
 i32.load
 local.set 16
-i32.const 0
-local.set 8
-${whileLess(8, 2, `i32.const 0
-local.set 9
-${whileLess(9, 3, `local.get 5
+${countUp(8, 2, `${countUp(9, 3, `local.get 5
 local.get 9
 i32.const 2
 i32.shl
@@ -585,11 +581,7 @@ local.get 16
 i32.sub
 i32.add
 local.set 13
-i32.const 0
-local.set 14
-${whileLess(14, 4, `i32.const 0
-local.set 15
-${whileLess(15, 10, `local.get 13
+${countUp(14, 4, `${countUp(15, 10, `local.get 13
 local.get 14
 i32.const 2
 i32.shr_u
