@@ -214,6 +214,23 @@ br_if 0
 end
 end`;
 
+/** while `groups` groups of four densities are left (local 11 their first det, 18 the end): their four dets into `scores`, then `body` */
+const densityGroups = (groups, scores, body) => `block
+loop
+local.get 11
+i32.const ${16 * groups}
+i32.add
+local.get 18
+i32.gt_u
+br_if 1
+local.get 11
+v128.load align=4
+local.set ${scores}
+${body}
+br 0
+end
+end`;
+
 /**
  * Four densities at once, a lane each: D -= var*(obs-mean)^2 one dimension after another, so
  * each lane does exactly one density's operations in the original order, from four densities'
@@ -226,18 +243,7 @@ local.get 15
 i32.const 2
 i32.shl
 local.set ${L.stride}
-block
-loop
-local.get 11
-i32.const 16
-i32.add
-local.get 18
-i32.gt_u
-br_if 1
-local.get 11
-v128.load align=4
-local.set ${L.D}
-i32.const 0
+${densityGroups(1, L.D, `i32.const 0
 local.set 8
 ${whileLess(8, 21, `local.get ${L.D}
 ${atDim(19)}
@@ -276,10 +282,7 @@ local.get ${L.stride}
 i32.const 2
 i32.shl
 i32.add
-local.set 10
-br 0
-end
-end`;
+local.set 10`)}`;
 
 /** score -= var*(obs-mean)^2 for four densities, their mean and variance columns at p and q (plus `plus` bytes) */
 const columnDim = (score, plus) => `local.get ${score}
@@ -297,19 +300,7 @@ f32x4.sub
 local.set ${score}`;
 
 /** `groups` (1 or 2) groups of four densities scored on every dimension from the column copy, then offered in order */
-const columnGroups = (groups, insert) => `
-block
-loop
-local.get 11
-i32.const ${16 * groups}
-i32.add
-local.get 18
-i32.gt_u
-br_if 1
-local.get 11
-v128.load align=4
-local.set ${C.A}
-${groups === 2 ? `local.get 11\nv128.load offset=16 align=4\nlocal.set ${C.B}` : ''}
+const columnGroups = (groups, insert) => densityGroups(groups, C.A, `${groups === 2 ? `local.get 11\nv128.load offset=16 align=4\nlocal.set ${C.B}` : ''}
 local.get ${C.cm}
 local.set ${C.p}
 local.get ${C.cv}
@@ -335,10 +326,7 @@ end
 end
 ${offerFour(C.A, insert)}
 ${groups === 2 ? offerFour(C.B, insert) : ''}
-${[C.cm, C.cv].map((x) => `local.get ${x}\nlocal.get ${C.gs}${groups === 2 ? `\ni32.const 1\ni32.shl` : ''}\ni32.add\nlocal.set ${x}`).join('\n')}
-br 0
-end
-end`;
+${[C.cm, C.cv].map((x) => `local.get ${x}\nlocal.get ${C.gs}${groups === 2 ? `\ni32.const 1\ni32.shl` : ''}\ni32.add\nlocal.set ${x}`).join('\n')}`);
 
 /**
  * The scorer with a column copy of the model (round 21): the means and variances of four
