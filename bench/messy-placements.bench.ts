@@ -27,13 +27,15 @@ const details = args.includes('--details');
 
 const name = (p: BookPart) => (p.kind === 'clip' ? (path.basename(p.file!).match(/(\d{4}|jfk)\.wav$/)?.[1] ?? 'clip') : p.kind === 'silence' ? `${p.seconds!.toFixed(1)}s` : p.kind === 'music' && p.file!.endsWith('noise.wav') ? 'noise' : p.kind);
 
+const mae = (errors: number[]) => (errors.length ? ((1000 * errors.reduce((a, b) => a + b, 0)) / errors.length).toFixed(1) : '-');
+
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'lectern-bench-placements-'));
 const threads = Math.min(4, os.availableParallelism());
 const aligner = await createAligner(alignerName, { modelsDir: path.join(import.meta.dirname, '..', 'models'), device: 'cpu', threads });
 try {
   const paragraphs = await unspokenParagraphs(12);
   console.log(`${variants} draws of the messy book (${librivoxClips().length} real clips, one left unread each time), aligner ${alignerName} in ${threads} thread(s), ${os.availableParallelism()} cores:`);
-  const total = { spoken: 0, spokenTimed: 0, unspokenTimed: 0, orderRight: 0, allTimed: 0, seconds: 0 };
+  const total = { spoken: 0, spokenTimed: 0, unspokenTimed: 0, orderRight: 0, allTimed: 0, seconds: 0, errors: [] as number[] };
   for (let v = first; v < first + variants; v++) {
     const { book, chapters, skips } = await drawnMessyBook(path.join(work, `draw-${v}`), v, paragraphs);
     const t0 = performance.now();
@@ -44,6 +46,11 @@ try {
     const unspokenTimed = r.words.flatMap((w, i) => (w && !book.spoken[i] ? [`${book.words[i]}@${w.globalStart.toFixed(2)}`] : []));
     const untimed = r.words.flatMap((w, i) => (!w && book.spoken[i] ? [book.words[i]] : []));
     const orderRight = JSON.stringify(r.order) === JSON.stringify(book.trueOrder);
+    // boundary error of the timed words that have reference boundaries (the clips' fixtures)
+    const errors = r.words.flatMap((w, i) => {
+      const ref = book.refs[i];
+      return w && ref && ref.file === w.file ? [Math.abs(w.start - ref.start), Math.abs(w.end - ref.end)] : [];
+    });
     const [a, b] = book.skippedSentence;
     Object.assign(total, {
       spoken: total.spoken + spoken,
@@ -52,11 +59,12 @@ try {
       orderRight: total.orderRight + (orderRight ? 1 : 0),
       allTimed: total.allTimed + (spokenTimed === spoken ? 1 : 0),
       seconds: total.seconds + seconds,
+      errors: [...total.errors, ...errors],
     });
     console.log(`  draw ${v}: ${chapters.map((c) => c.map(name).join(' ')).join(' | ')}; skipped "${book.words.slice(a, b + 1).slice(0, 5).join(' ')} …" (${b - a + 1} words; chapter ${skips[0]!.chapter + 1}, ${skips[0]!.afterClip < 0 ? 'first' : `after clip ${skips[0]!.afterClip + 1}`})`);
-    console.log(`    spoken words timed ${spokenTimed}/${spoken}, unspoken words given a time ${unspokenTimed.length}${unspokenTimed.length && details ? ` (${unspokenTimed.join(' ')})` : ''}, file order ${orderRight ? 'right' : 'WRONG'}, ${seconds.toFixed(1)} s${untimed.length && details ? `; untimed: ${untimed.join(' ')}` : ''}`);
+    console.log(`    spoken words timed ${spokenTimed}/${spoken}, unspoken words given a time ${unspokenTimed.length}${unspokenTimed.length && details ? ` (${unspokenTimed.join(' ')})` : ''}, file order ${orderRight ? 'right' : 'WRONG'}, boundary MAE ${mae(errors)} ms (${errors.length / 2} words with references), ${seconds.toFixed(1)} s${untimed.length && details ? `; untimed: ${untimed.join(' ')}` : ''}`);
   }
-  console.log(`in all: spoken words timed ${total.spokenTimed}/${total.spoken} (${((100 * total.spokenTimed) / total.spoken).toFixed(1)} %), every spoken word timed in ${total.allTimed} of ${variants} draws, unspoken words given a time ${total.unspokenTimed}, file order right in ${total.orderRight} of ${variants}, ${total.seconds.toFixed(1)} s aligning in all`);
+  console.log(`in all: spoken words timed ${total.spokenTimed}/${total.spoken} (${((100 * total.spokenTimed) / total.spoken).toFixed(1)} %), every spoken word timed in ${total.allTimed} of ${variants} draws, unspoken words given a time ${total.unspokenTimed}, file order right in ${total.orderRight} of ${variants}, boundary MAE ${mae(total.errors)} ms (${total.errors.length / 2} words, starts and ends), ${total.seconds.toFixed(1)} s aligning in all`);
 } finally {
   await aligner.close();
   fs.rmSync(work, { recursive: true, force: true });
