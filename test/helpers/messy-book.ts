@@ -202,16 +202,13 @@ export async function smallMessyBook(dir: string): Promise<MessyBook> {
 }
 
 /**
- * The small messy book's parts drawn anew from a seed (bench/messy-placements.bench.ts, round 21):
+ * The small messy book's layout drawn anew from a seed (bench/messy-placements.bench.ts, round 21):
  * the LibriVox clips and jfk in a random order, two per chapter file, clip `draw % 6` of that
  * order left unread (its text kept), the IVR preface first, 8 s of music and 6 s of pink noise at
- * random places between clips, pauses of 0.3-1.2 s, 0-2 of `paragraphs` (consumed) before each
- * chapter, the files handed over in a random order.
+ * random places between clips, pauses of 0.3-1.2 s, 0-2 unread paragraphs before each chapter
+ * (`unread`: how many), the files handed over in a random order. Pure: no file is made.
  */
-export async function drawnMessyBook(dir: string, draw: number, paragraphs: string[]): Promise<{ book: MessyBook; chapters: BookPart[][]; skips: Skip[] }> {
-  mkdirSync(dir, { recursive: true });
-  const noise = path.join(dir, 'noise.wav');
-  await ffmpeg(['-y', '-f', 'lavfi', '-t', '6', '-i', 'anoisesrc=color=pink:amplitude=0.05:seed=3:r=16000', noise]);
+function drawPlan(draw: number, noise: string): { chapters: BookPart[][]; skips: Skip[]; unread: number[]; shuffle: number[] } {
   const preface: BookPart = { kind: 'preface', file: path.join(FIX, 'speech', 'ivr-preamble.flac') };
   const music: BookPart = { kind: 'music', file: path.join(FIX, 'music', 'colobot-constructive-20s.ogg'), seconds: 8 };
   const noiseGap: BookPart = { kind: 'music', file: noise, seconds: 6 };
@@ -233,10 +230,25 @@ export async function drawnMessyBook(dir: string, draw: number, paragraphs: stri
     c.splice(Math.floor(rand() * (c.length + 1)), 0, gap);
   }
   chapters[0]!.unshift(preface, { kind: 'silence', seconds: 1 });
-  const unspoken = [0, 1, 2, 3].map(() => paragraphs.splice(0, Math.floor(rand() * 3)));
-  if (paragraphs.length < 8) paragraphs.push(...(await unspokenParagraphs(12)));
+  const unread = [0, 1, 2, 3].map(() => Math.floor(rand() * 3));
   const perm = shuffled([0, 1, 2]);
-  const book = await buildMessyBook(dir, chapters, { unspoken, skipped: skips, shuffle: perm.join('') === '012' ? [2, 0, 1] : perm });
+  return { chapters, skips, unread, shuffle: perm.join('') === '012' ? [2, 0, 1] : perm };
+}
+
+/**
+ * Draw `draw` of the messy book (drawPlan), made in `dir`. Its unread paragraphs come from
+ * `paragraphs` taken in turn, cyclically, after those of every earlier draw, so a draw is the
+ * same book whether the draws before it are made or not.
+ */
+export async function drawnMessyBook(dir: string, draw: number, paragraphs: string[]): Promise<{ book: MessyBook; chapters: BookPart[][]; skips: Skip[] }> {
+  mkdirSync(dir, { recursive: true });
+  const noise = path.join(dir, 'noise.wav');
+  await ffmpeg(['-y', '-f', 'lavfi', '-t', '6', '-i', 'anoisesrc=color=pink:amplitude=0.05:seed=3:r=16000', noise]);
+  let at = 0;
+  for (let d = 0; d < draw; d++) at += drawPlan(d, noise).unread.reduce((a, b) => a + b, 0);
+  const { chapters, skips, unread, shuffle } = drawPlan(draw, noise);
+  const unspoken = unread.map((n) => Array.from({ length: n }, () => paragraphs[at++ % paragraphs.length]!));
+  const book = await buildMessyBook(dir, chapters, { unspoken, skipped: skips, shuffle });
   return { book, chapters, skips };
 }
 
