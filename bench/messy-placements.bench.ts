@@ -52,15 +52,13 @@ try {
       return w && ref && ref.file === w.file ? [Math.abs(w.start - ref.start), Math.abs(w.end - ref.end)] : [];
     });
     const [a, b] = book.skippedSentence;
-    Object.assign(total, {
-      spoken: total.spoken + spoken,
-      spokenTimed: total.spokenTimed + spokenTimed,
-      unspokenTimed: total.unspokenTimed + unspokenTimed.length,
-      orderRight: total.orderRight + (orderRight ? 1 : 0),
-      allTimed: total.allTimed + (spokenTimed === spoken ? 1 : 0),
-      seconds: total.seconds + seconds,
-      errors: [...total.errors, ...errors],
-    });
+    total.spoken += spoken;
+    total.spokenTimed += spokenTimed;
+    total.unspokenTimed += unspokenTimed.length;
+    total.orderRight += orderRight ? 1 : 0;
+    total.allTimed += spokenTimed === spoken ? 1 : 0;
+    total.seconds += seconds;
+    total.errors.push(...errors);
     console.log(`  draw ${v}: ${chapters.map((c) => c.map(name).join(' ')).join(' | ')}; skipped "${book.words.slice(a, b + 1).slice(0, 5).join(' ')} …" (${b - a + 1} words; chapter ${skips[0]!.chapter + 1}, ${skips[0]!.afterClip < 0 ? 'first' : `after clip ${skips[0]!.afterClip + 1}`})`);
     console.log(`    spoken words timed ${spokenTimed}/${spoken}, unspoken words given a time ${unspokenTimed.length}${unspokenTimed.length && details ? ` (${unspokenTimed.join(' ')})` : ''}, file order ${orderRight ? 'right' : 'WRONG'}, boundary MAE ${mae(errors)} ms (${errors.length / 2} words with references), ${seconds.toFixed(1)} s${untimed.length && details ? `; untimed: ${untimed.join(' ')}` : ''}`);
   }

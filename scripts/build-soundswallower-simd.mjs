@@ -372,14 +372,13 @@ ${columnGroups(1, insert)}`;
  * featlen 28; ptm_mgau: g at 12.
  */
 const columnCopyFunctions = () => {
+  /** global `to` = global `from`, for each pair */
+  const copyGlobals = (pairs) => pairs.map(([from, to]) => `global.get ${from}\nglobal.set ${to}`).join('\n');
   const slotFound = (n) => `local.get 0
 global.get ${G.key(n)}
 i32.eq
 if
-global.get ${G.dM(n)}
-global.set ${G.curM}
-global.get ${G.dV(n)}
-global.set ${G.curV}
+${copyGlobals([[G.dM(n), G.curM], [G.dV(n), G.curV]])}
 global.get ${G.buf(n)}
 i32.const 0
 i32.ne
@@ -394,10 +393,7 @@ local.get 0
 call ${COLUMNS_BUILD}
 local.tee 1
 global.set ${G.buf(n)}
-global.get ${G.curM}
-global.set ${G.dM(n)}
-global.get ${G.curV}
-global.set ${G.dV(n)}
+${copyGlobals([[G.curM, G.dM(n)], [G.curV, G.dV(n)]])}
 local.get 1
 i32.const 0
 i32.ne
@@ -418,21 +414,17 @@ end`;
   // 7 the copy, 8 codebook, 9 stream, 10 its length, 11 0 means / 1 variances, 12 a block,
   // 13 where its copy goes, 14 density, 15 dimension, 16 the buffer's start, 17 the density table, 18 sum of lengths
   const fail = `local.get 7\ncall ${FREE}\ni32.const 0\nreturn`;
+  /** 4 * (row * featlen + dimension): `row` the code that puts the row on the stack, local 10 featlen, 15 the dimension */
+  const rowOf = (row) => `${row}\nlocal.get 10\ni32.mul\nlocal.get 15\ni32.add\ni32.const 2\ni32.shl`;
+  /** the i32 at (the address on the stack) + 4 * local `index` */
+  const loadAt = (index) => `local.get ${index}\ni32.const 2\ni32.shl\ni32.add\ni32.load`;
   const build = `(local i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32)
 local.get 0
 i32.load offset=12
 local.tee 1
 i32.load offset=16
 local.set 2
-local.get 1
-i32.load offset=20
-local.set 3
-local.get 1
-i32.load offset=24
-local.set 4
-local.get 1
-i32.load offset=28
-local.set 5
+${[[20, 3], [24, 4], [28, 5]].map(([offset, local]) => `local.get 1\ni32.load offset=${offset}\nlocal.set ${local}`).join('\n')}
 local.get 4
 i32.const 3
 i32.and
@@ -454,11 +446,7 @@ return
 end
 ${countUp(9, 3, `local.get 18
 local.get 5
-local.get 9
-i32.const 2
-i32.shl
-i32.add
-i32.load
+${loadAt(9)}
 i32.add
 local.set 18
 ${advance(9, 1)}`)}
@@ -480,38 +468,18 @@ end
 block
 loop
 local.get 1
-local.get 11
-i32.const 2
-i32.shl
-i32.add
-i32.load
+${loadAt(11)}
 i32.load
 i32.load
 i32.load
 local.set 16
 ${countUp(8, 2, `${countUp(9, 3, `local.get 5
-local.get 9
-i32.const 2
-i32.shl
-i32.add
-i32.load
+${loadAt(9)}
 local.set 10
 local.get 1
-local.get 11
-i32.const 2
-i32.shl
-i32.add
-i32.load
-local.get 8
-i32.const 2
-i32.shl
-i32.add
-i32.load
-local.get 9
-i32.const 2
-i32.shl
-i32.add
-i32.load
+${loadAt(11)}
+${loadAt(8)}
+${loadAt(9)}
 local.tee 17
 i32.load
 local.tee 12
@@ -570,15 +538,7 @@ i32.sub
 i32.add
 local.set 13
 ${countUp(14, 4, `${countUp(15, 10, `local.get 13
-local.get 14
-i32.const 2
-i32.shr_u
-local.get 10
-i32.mul
-local.get 15
-i32.add
-i32.const 2
-i32.shl
+${rowOf(`local.get 14\ni32.const 2\ni32.shr_u`)}
 local.get 14
 i32.const 3
 i32.and
@@ -587,13 +547,7 @@ i32.const 2
 i32.shl
 i32.add
 local.get 12
-local.get 14
-local.get 10
-i32.mul
-local.get 15
-i32.add
-i32.const 2
-i32.shl
+${rowOf('local.get 14')}
 i32.add
 f32.load
 f32.store

@@ -7,7 +7,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHmmAligner, type HmmAligner } from '../src/speech/align/hmm.ts';
+import { createHmmAligner, loadModule, type HmmAligner, type SsDecoder, type SsModule } from '../src/speech/align/hmm.ts';
 import { loadSimdBuild, simdBuildPath, soundswallowerBinary } from '../src/speech/align/soundswallower-wasm.ts';
 import { decodeRecordingFile, readSamples } from '../src/speech/align/long/audio.ts';
 import { decodeWav } from '../src/media/wav.ts';
@@ -19,15 +19,6 @@ import { buildSimd } from '../scripts/build-soundswallower-simd.mjs';
 
 const speech = path.join(import.meta.dirname, 'fixtures', 'speech');
 const work = mkdtempSync(path.join(tmpdir(), 'lectern-simd-'));
-interface SsDecoderLike {
-  initialize(): Promise<unknown>;
-  set_align_text(text: string): void;
-  start(): void;
-  process_audio(pcm: Float32Array, noSearch?: boolean, fullUtt?: boolean): number;
-  stop(): void;
-  get_alignment(opts: { align_level: number }): unknown;
-  delete(): void;
-}
 const timings = (words: AlignedWord[]) => words.map((w) => `${w.word} ${w.start} ${w.end}${w.skipped ? ' skipped' : ''}`);
 
 describe('hmm aligner: soundswallower with its SIMD scorer against its stock build', () => {
@@ -82,8 +73,7 @@ describe('hmm aligner: soundswallower with its SIMD scorer against its stock bui
   it("keeps a model's column copy while the model lives and frees it with the model", async () => {
     // the copy is found by the model's address: one kept past ptm_mgau_free would score a model
     // later allocated there with the freed one's means and variances
-    const createModule = (await import('soundswallower')).default as unknown as (m: object) => Promise<{ Decoder: new (c: object) => SsDecoderLike; asm: { lectern_column_models(): number } }>;
-    const module = await createModule({ print: () => {}, printErr: () => {}, wasmBinary: loadSimdBuild() });
+    const module = (await loadModule('simd')) as SsModule & { asm: { lectern_column_models(): number } };
     const models = () => module.asm.lectern_column_models();
     const { samples } = decodeWav(readFileSync(path.join(speech, 'jfk.wav')));
     const decode = async () => {
@@ -110,7 +100,7 @@ describe('hmm aligner: soundswallower with its SIMD scorer against its stock bui
     // a fifth model finds the slots full and is scored as before, from the model's own rows: the same alignment
     const five = [await decode(), await decode(), await decode(), await decode(), await decode()];
     expect(models()).toBe(4);
-    const alignment = (d: SsDecoderLike) => JSON.stringify(d.get_alignment({ align_level: 0 }));
+    const alignment = (d: SsDecoder) => JSON.stringify(d.get_alignment({ align_level: 0 }));
     expect(alignment(five[4]!)).toBe(alignment(five[0]!));
     expect(alignment(five[0]!)).toContain('americans');
     for (const d of five) d.delete();

@@ -208,13 +208,13 @@ export async function smallMessyBook(dir: string): Promise<MessyBook> {
  * random places between clips, pauses of 0.3-1.2 s, 0-2 unread paragraphs before each chapter
  * (`unread`: how many), the files handed over in a random order. Pure: no file is made.
  */
-function drawPlan(draw: number, noise: string): { chapters: BookPart[][]; skips: Skip[]; unread: number[]; shuffle: number[] } {
+function drawPlan(draw: number, clips: BookPart[], noise: string): { chapters: BookPart[][]; skips: Skip[]; unread: number[]; shuffle: number[] } {
   const preface: BookPart = { kind: 'preface', file: path.join(FIX, 'speech', 'ivr-preamble.flac') };
   const music: BookPart = { kind: 'music', file: path.join(FIX, 'music', 'colobot-constructive-20s.ogg'), seconds: 8 };
   const noiseGap: BookPart = { kind: 'music', file: noise, seconds: 6 };
   const rand = seeded(2100 + draw);
   const shuffled = <T>(xs: T[]): T[] => xs.map((x) => ({ x, k: rand() })).sort((a, b) => a.k - b.k).map((e) => e.x);
-  const order = shuffled(librivoxClips());
+  const order = shuffled(clips);
   const skipAt = draw % order.length;
   const chapters: BookPart[][] = [[], [], []];
   const skips: Skip[] = [];
@@ -244,9 +244,10 @@ export async function drawnMessyBook(dir: string, draw: number, paragraphs: stri
   mkdirSync(dir, { recursive: true });
   const noise = path.join(dir, 'noise.wav');
   await ffmpeg(['-y', '-f', 'lavfi', '-t', '6', '-i', 'anoisesrc=color=pink:amplitude=0.05:seed=3:r=16000', noise]);
+  const clips = librivoxClips();
   let at = 0;
-  for (let d = 0; d < draw; d++) at += drawPlan(d, noise).unread.reduce((a, b) => a + b, 0);
-  const { chapters, skips, unread, shuffle } = drawPlan(draw, noise);
+  for (let d = 0; d < draw; d++) at += drawPlan(d, clips, noise).unread.reduce((a, b) => a + b, 0);
+  const { chapters, skips, unread, shuffle } = drawPlan(draw, clips, noise);
   const unspoken = unread.map((n) => Array.from({ length: n }, () => paragraphs[at++ % paragraphs.length]!));
   const book = await buildMessyBook(dir, chapters, { unspoken, skipped: skips, shuffle });
   return { book, chapters, skips };

@@ -22,7 +22,7 @@ const RATE = 16000;
 const HOP_S = 0.01;
 
 /** The part of soundswallower's API this module uses. */
-interface SsDecoder {
+export interface SsDecoder {
   initialize(): Promise<unknown>;
   set_config(key: string, val: string | number | boolean): boolean;
   start(): void;
@@ -41,7 +41,7 @@ interface AlignedSegment {
   d: number;
   w?: AlignedSegment[];
 }
-interface SsModule {
+export interface SsModule {
   Decoder: new (config: Record<string, unknown>) => SsDecoder;
 }
 
@@ -109,7 +109,7 @@ const TOPN = 2;
 const BORROWED_SKIP_PROBABILITY = 1e-40;
 
 /** soundswallower's Emscripten glue re-throws from its own uncaughtException listener; keep Node's own handling. */
-async function loadModule(scorer: Scorer): Promise<SsModule> {
+export async function loadModule(scorer: Scorer): Promise<SsModule> {
   const { binary } = soundswallowerBinary(scorer);
   const before = new Set(process.listeners('uncaughtException'));
   const log: string[] = [];
