@@ -51,6 +51,11 @@ try {
       const ref = book.refs[i];
       return w && ref && ref.file === w.file ? [Math.abs(w.start - ref.start), Math.abs(w.end - ref.end)] : [];
     });
+    // words more than 100 ms off their reference (--details): where the outliers of the MAE are
+    const off = r.words.flatMap((w, i) => {
+      const ref = book.refs[i];
+      return w && ref && ref.file === w.file && Math.max(Math.abs(w.start - ref.start), Math.abs(w.end - ref.end)) > 0.1 ? [`${book.words[i]}@${w.start.toFixed(2)}(${ref.start.toFixed(2)})`] : [];
+    });
     const [a, b] = book.skippedSentence;
     total.spoken += spoken;
     total.spokenTimed += spokenTimed;
@@ -60,7 +65,7 @@ try {
     total.seconds += seconds;
     total.errors.push(...errors);
     console.log(`  draw ${v}: ${chapters.map((c) => c.map(name).join(' ')).join(' | ')}; skipped "${book.words.slice(a, b + 1).slice(0, 5).join(' ')} …" (${b - a + 1} words; chapter ${skips[0]!.chapter + 1}, ${skips[0]!.afterClip < 0 ? 'first' : `after clip ${skips[0]!.afterClip + 1}`})`);
-    console.log(`    spoken words timed ${spokenTimed}/${spoken}, unspoken words given a time ${unspokenTimed.length}${unspokenTimed.length && details ? ` (${unspokenTimed.join(' ')})` : ''}, file order ${orderRight ? 'right' : 'WRONG'}, boundary MAE ${mae(errors)} ms (${errors.length / 2} words with references), ${seconds.toFixed(1)} s${untimed.length && details ? `; untimed: ${untimed.join(' ')}` : ''}`);
+    console.log(`    spoken words timed ${spokenTimed}/${spoken}, unspoken words given a time ${unspokenTimed.length}${unspokenTimed.length && details ? ` (${unspokenTimed.join(' ')})` : ''}, file order ${orderRight ? 'right' : 'WRONG'}, boundary MAE ${mae(errors)} ms (${errors.length / 2} words with references), ${seconds.toFixed(1)} s${untimed.length && details ? `; untimed: ${untimed.join(' ')}` : ''}${off.length && details ? `; more than 100 ms off, at (reference): ${off.join(' ')}` : ''}`);
   }
   console.log(`in all: spoken words timed ${total.spokenTimed}/${total.spoken} (${((100 * total.spokenTimed) / total.spoken).toFixed(1)} %), every spoken word timed in ${total.allTimed} of ${variants} draws, unspoken words given a time ${total.unspokenTimed}, file order right in ${total.orderRight} of ${variants}, boundary MAE ${mae(total.errors)} ms (${total.errors.length / 2} words, starts and ends), ${total.seconds.toFixed(1)} s aligning in all`);
 } finally {
