@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ffmpeg, ffprobe } from '../src/media/ffmpeg.ts';
-import { alignRecording, claimRegions, firstWindows, joinRuns, readingOrder, skippableSentences, trimEdges, unconfirmedEdges, RecordingAlignmentStopped, RecordingInputError, RecordingMismatchError, type RecordingAlignment, type RecordingProgress } from '../src/speech/align/long/recording.ts';
+import { alignRecording, claimRegions, firstWindows, keepSentencesWhole, joinRuns, readingOrder, skippableSentences, trimEdges, unconfirmedEdges, RecordingAlignmentStopped, RecordingInputError, RecordingMismatchError, type RecordingAlignment, type RecordingProgress } from '../src/speech/align/long/recording.ts';
 import { createAligner, type ClosableAligner } from '../src/speech/align/aligners.ts';
 import { balancedBatches, bookDictionary, createBookRecognizer, recognizerModel, segmentedWords, speechStretches } from '../src/speech/align/long/recognize.ts';
 import { decodeRecordingFile } from '../src/speech/align/long/audio.ts';
@@ -714,6 +714,23 @@ describe('long recordings: islands heard again with their own text', () => {
     ]);
     const spans = claims.map((c) => [c.file, c.anchors[0]!.key, c.anchors.at(-1)!.key]).sort((a, b) => a[0]! - b[0]! || a[1]! - b[1]!);
     expect(spans).toEqual([[0, 0, 19], [0, 24, 26], [1, 200, 219]]);
+  });
+
+  it('keepSentencesWhole: two regions of a file that meet inside a sentence across more than 3 s of audio do not share it; the one with fewer anchors there gives them up, and goes when under 3 are left', () => {
+    const run = (k0: number, n: number, t0: number) => Array.from({ length: n }, (_, i) => ({ heard: i, key: k0 + i, start: t0 + 0.3 * i, end: t0 + 0.3 * i + 0.25, stretch: 0 }));
+    // sentences end at tokens 9, 19 and 29 (keys are tokens here)
+    const book = { keyToken: Int32Array.from({ length: 40 }, (_, k) => k), endsSentence: Uint8Array.from({ length: 40 }, (_, t) => (t % 10 === 9 ? 1 : 0)) };
+    const spans = (claims: { file: number; anchors: { key: number }[] }[]) => claims.map((c) => [c.file, c.anchors[0]!.key, c.anchors.at(-1)!.key]);
+    // "was. And so" heard in music 9 s before the rest of the sentence: the run before gives up "And so"
+    expect(spans(keepSentencesWhole(book, [{ file: 0, anchors: run(4, 8, 0) }, { file: 0, anchors: run(12, 10, 12) }]))).toEqual([[0, 4, 9], [0, 12, 21]]);
+    // "Chapter 1. He" heard in a preface, "might even have been" 8 s later: the short run goes
+    expect(spans(keepSentencesWhole(book, [{ file: 0, anchors: run(8, 3, 0) }, { file: 0, anchors: run(11, 12, 11) }]))).toEqual([[0, 11, 22]]);
+    // left alone: a pause of 3 s or less, text that meets at a sentence's end, two files
+    for (const claims of [
+      [{ file: 0, anchors: run(4, 8, 0) }, { file: 0, anchors: run(12, 10, 5.1) }],
+      [{ file: 0, anchors: run(4, 6, 0) }, { file: 0, anchors: run(10, 10, 12) }],
+      [{ file: 0, anchors: run(4, 8, 0) }, { file: 1, anchors: run(12, 10, 12) }],
+    ]) expect(spans(keepSentencesWhole(book, claims))).toEqual(spans(claims));
   });
 
   it('the messy book inside the whole novel: words the book-wide model misheard (jfk\'s pauses, a sentence after music) are found again, and no unread word gets a time', async () => {

@@ -377,12 +377,12 @@ export async function alignRecording(opts: AlignRecordingOptions): Promise<Recor
     await stop();
     // the failure rules judge what the book-wide recogniser heard on its own: islands are
     // heard with a model of nothing but nearby text, which finds that text in any audio
-    const found = claimRegions(files);
+    const found = keepSentencesWhole(run, claimRegions(files));
     growToSentenceEdges(run, found, located.pace);
     const { decodedSeconds } = located;
     const { heardMatched, perMinute } = checkMatch(files, found, decodedSeconds);
     const pace = await hearIslands(run, workDir, located.pace, located.dictionary);
-    const claims = claimRegions(files);
+    const claims = keepSentencesWhole(run, claimRegions(files));
     growToSentenceEdges(run, claims, pace);
     const { order, offsets, byName } = readingOrder(files, claims, opts.names ?? opts.files.map((f) => path.basename(f)));
     // title tracks: placed by their names, matched word by word in the text between their
@@ -787,6 +787,45 @@ export function claimRegions(files: Pick<FileState, 'runs'>[]): Claim[] {
     kept.push({ file: c.file, anchors: best });
   }
   return kept;
+}
+
+/**
+ * A sentence is read in one go (round 22): two regions of one file whose text meets inside a
+ * sentence, with more than MAX_PAUSE of audio between them, do not share it; the one with fewer
+ * anchors in that sentence gives them up (and goes when fewer than MIN_SHORT_RUN are left), and
+ * the other grows to the sentence's edge from its own audio. An island hears music or a spoken
+ * preface as the words its model expects there, and the run before it went on into the next
+ * sentence's first words: "was. And so" with "And so" heard in 8 s of music, so jfk's "And so"
+ * were timed over the music, 10 s early; "Chapter 1. He" heard at the end of the preface, and
+ * "He" timed 8.4 s before "might even have been" (bench/messy-placements.bench.ts, draws 4 and 33).
+ */
+export function keepSentencesWhole(run: Pick<Run, 'keyToken' | 'endsSentence'>, claims: Claim[]): Claim[] {
+  const { keyToken, endsSentence } = run;
+  const sentenceBreak = (t0: number, t1: number) => {
+    for (let t = t0; t < t1; t++) if (endsSentence[t]) return t;
+    return -1;
+  };
+  const byText = [...claims].sort((x, y) => x.file - y.file || x.anchors[0]!.key - y.anchors[0]!.key);
+  const drop = new Set<Claim>();
+  for (let i = 1; i < byText.length; i++) {
+    const a = byText[i - 1]!, b = byText[i]!;
+    const last = a.anchors.at(-1)!, first = b.anchors[0]!;
+    if (a.file !== b.file || first.start - last.end <= MAX_PAUSE) continue;
+    const t0 = keyToken[last.key]!, t1 = keyToken[first.key]!;
+    if (t1 <= t0 || sentenceBreak(t0, t1) >= 0) continue;
+    // the anchors of each region inside the sentence they share
+    let inA = 0, inB = 0;
+    for (let j = a.anchors.length - 1; j >= 0 && sentenceBreak(keyToken[a.anchors[j]!.key]!, t0) < 0; j--) inA++;
+    for (const x of b.anchors) {
+      if (sentenceBreak(t1, keyToken[x.key]!) >= 0) break;
+      inB++;
+    }
+    if (inA === inB) continue;
+    const [loser, n] = inA < inB ? [a, inA] : [b, inB];
+    loser.anchors = inA < inB ? loser.anchors.slice(0, -n) : loser.anchors.slice(n);
+    if (loser.anchors.length < MIN_SHORT_RUN) drop.add(loser);
+  }
+  return claims.filter((c) => !drop.has(c));
 }
 
 /**
