@@ -818,6 +818,32 @@ describe('long recordings: inputs', () => {
   });
 });
 
+describe('long recordings: sentences read in one go, heads found by their words (messy-placements draws 33 and 21)', () => {
+  it('times neither a heading nor a sentence\'s first word that an island heard in the preface, nor jfk\'s words in the music or noise before him', async () => {
+    // draw 33: an island heard the preface's end as "chapter one he" ("He" timed 8.4 s before
+    // "might even have been", "Chapter 1." over the preface); jfk after 6 s of pink noise had "And
+    // so my fellow Americans, ask not" squeezed 3 s late. Draw 21: jfk's seven first words 2 s late
+    // (his pause after "Americans," is 1.2 s long, and his pace slower than the book's)
+    const aligner = await createAligner('hmm', { modelsDir: 'models', device: 'cpu', threads: 2 });
+    const paragraphs = await unspokenParagraphs(12);
+    try {
+      for (const draw of [33, 21]) {
+        const { book } = await drawnMessyBook(path.join(TMP, `draw-${draw}`), draw, paragraphs);
+        const r = await alignRecording({ files: book.files, words: book.words, blockEnds: book.blockEnds, language: 'en-US', aligner });
+        expect(r.words.filter((w, i) => w && !book.spoken[i])).toEqual([]);
+        const off = r.words.flatMap((w, i) => {
+          const ref = book.refs[i];
+          return w && ref && ref.file === w.file && Math.abs(w.start - ref.start) > 0.3 ? [`${book.words[i]}@${w.start.toFixed(2)}`] : [];
+        });
+        expect(off, `draw ${draw}`).toEqual([]); // starts 0.5-8.4 s off before round 22: 8 words of draw 33, 6 of draw 21
+        expect(r.words.filter((w, i) => w && book.spoken[i]).length).toBe(book.spoken.filter(Boolean).length);
+      }
+    } finally {
+      await aligner.close();
+    }
+  }, 180_000);
+});
+
 describe('long recordings: island runs that are chance', () => {
   it('does not time an unread paragraph over a spoken preface that an island heard as a few of its words in order (messy-placements draw 0)', async () => {
     // the island before the first chapter's first run hears the IVR preface with a model of the

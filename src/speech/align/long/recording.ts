@@ -55,6 +55,8 @@ const ISLAND_CONTEXT = 3;
 const SKIP_MAX_PACE = 0.55;
 /** A gap between heard words this long is the reader's pause: a region's edge grows no further. */
 const EDGE_PAUSE = 0.4;
+/** Pauses a region's head crosses when the heard words beyond are its own (see headByItsWords). */
+const LONG_EDGE_PAUSE = 1.2;
 /**
  * A region grows over heard words beside it until they sound this share of the time the
  * missing words take at the pace (pauses between words are not in the heard words' own
@@ -845,7 +847,9 @@ function growToSentenceEdges(run: Run, claims: Claim[], pace: Pace, grow: Claim[
     const first = c.anchors[0]!;
     let k = first.key;
     while (k > 0 && !endsSentence(keyToken[k - 1]!) && !keyTaken(k - 1, c)) k--;
-    if (k < first.key) {
+    const head = k < first.key ? headByItsWords(run, c, k, pace, (p) => heardTaken(c.file, p, c)) : null;
+    if (head) c.anchors.unshift(head);
+    else if (k < first.key) {
       // take heard words back from the anchor, no further than a pause, until they sound
       // about as long as the missing words take
       const need = GROW_NEED * (index.charsBefore[first.key]! - index.charsBefore[k]!) * pace.secondsPerChar;
@@ -873,6 +877,45 @@ function growToSentenceEdges(run: Run, claims: Claim[], pace: Pace, grow: Claim[
       if (fitsPace(index.charsBefore[k + 1]! - index.charsBefore[last.key + 1]!, sounding, pace)) c.anchors.push({ heard: h, key: k, start: offset, end: offset, stretch: last.stretch });
     }
   }
+}
+
+/**
+ * A region's missing head (book keys k..first-1, back to its sentence's start) found by its own
+ * words (round 22): heard words before the first anchor, across pauses of up to
+ * LONG_EDGE_PAUSE and no further than twice the time the words take at the pace, matched to
+ * the missing keys backwards in order, nearest first. When the sentence's first word is among
+ * them, and another one besides when more than one is missing, the head starts there (else it
+ * grows by sounding time, as before). An orator's pauses inside a sentence are longer than EDGE_PAUSE (jfk's "And so, my
+ * fellow Americans, [1.1 s] ask not"), and his pace slower than the book's, so growth by
+ * sounding time alone stopped 2-3 s late and squeezed seven words into the last second before
+ * the anchor (bench/messy-placements.bench.ts, draws 21, 33, 34). Crossing such pauses without
+ * the words' evidence took other prompts' audio (Italian bench, seed 11: 16 more words timed
+ * outside their prompt).
+ */
+function headByItsWords(run: Run, c: Claim, k: number, pace: Pace, taken: (h: HeardIn) => boolean): Anchor | null {
+  const { keys, index } = run;
+  const heard = run.files[c.file]!.heard;
+  const first = c.anchors[0]!;
+  const missing = first.key - k;
+  const span = 2 * (index.charsBefore[first.key]! - index.charsBefore[k]!) * pace.secondsPerChar + LONG_EDGE_PAUSE;
+  let j = first.key - 1, matched = 0, passed = 0, onset = first.start;
+  for (let h = first.heard - 1; h >= 0 && j >= k; h--) {
+    const p = heard[h]!;
+    if (p.stretch !== first.stretch || onset - p.end > LONG_EDGE_PAUSE || first.start - p.start > span || taken(p)) break;
+    onset = p.start;
+    // the nearest missing word it is, passing over as many as the heard words between (each
+    // may be one misheard) and two the recogniser did not hear at all
+    for (let m = j; m >= Math.max(k, j - 2 - passed); m--) {
+      if (keys[m] !== p.word) continue;
+      matched++;
+      j = m - 1;
+      passed = -1;
+      if (m === k) return matched >= Math.min(2, missing) ? { heard: h, key: k, start: p.start, end: p.start, stretch: p.stretch } : null;
+      break;
+    }
+    passed++;
+  }
+  return null;
 }
 
 /** The failure rules: too few heard words in matched regions → not this text, or not speech at all. */
