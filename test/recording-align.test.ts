@@ -168,10 +168,11 @@ describe('long recordings: the first pass\'s windows', () => {
   const file = (index: number, duration: number) => ({ decoded: { index, duration } });
   const covered = (ws: { start: number; end: number }[]) => ws.reduce((s, w) => s + w.end - w.start, 0);
 
-  it('decodes a recording of up to 15 minutes in full, in windows of 10 s', () => {
-    const ws = firstWindows([file(0, 500), file(1, 43)], 543);
-    expect(covered(ws)).toBeCloseTo(543);
-    expect(Math.max(...ws.map((w) => w.end - w.start))).toBeLessThanOrEqual(10);
+  it('decodes a recording of up to 15 minutes in full, in windows of 10 s (11.5 s at a file\'s end rather than a last piece under 1.5 s)', () => {
+    const ws = firstWindows([file(0, 500), file(1, 43), file(2, 41.2)], 584.2);
+    expect(covered(ws)).toBeCloseTo(584.2);
+    expect(Math.max(...ws.filter((w) => w.file < 2).map((w) => w.end - w.start))).toBeLessThanOrEqual(10);
+    expect(ws.filter((w) => w.file === 2).map((w) => [w.start, w.end])).toEqual([[0, 10], [10, 20], [20, 30], [30, 41.2]]);
   });
 
   it('decodes one window in 40 s of a long file, and a short file (up to 2 minutes: an intro, a short chapter) in full', () => {
@@ -856,7 +857,7 @@ describe('long recordings: island runs that are chance', () => {
       const r = await alignRecording({ files: book.files, words: book.words, blockEnds: book.blockEnds, language: 'en-US', aligner });
       expect(r.words.filter((w, i) => w && !book.spoken[i])).toEqual([]);
       const spoken = book.spoken.filter(Boolean).length;
-      expect(r.words.filter((w, i) => w && book.spoken[i]).length / spoken).toBeGreaterThanOrEqual(0.9); // measured 81/85
+      expect(r.words.filter((w, i) => w && book.spoken[i]).length / spoken).toBeGreaterThanOrEqual(0.95); // measured 85/85 (81/85 until round 22: "to do for them." in a file's last 1.2 s was never decoded)
       expect(r.order).toEqual(book.trueOrder);
     } finally {
       await aligner.close();
