@@ -439,7 +439,6 @@ export function firstWindows(files: { decoded: { index: number; duration: number
       const rest = f.decoded.duration - (t + WINDOW);
       const end = stride === WINDOW && rest > 0 && rest < MIN_WINDOW ? f.decoded.duration : Math.min(f.decoded.duration, t + WINDOW);
       if (end - t >= MIN_WINDOW || t === 0) pending.push({ file: f.decoded.index, start: t, end });
-      if (end === f.decoded.duration) break;
     }
   }
   return pending;
@@ -808,9 +807,13 @@ export function claimRegions(files: Pick<FileState, 'runs'>[]): Claim[] {
  */
 export function keepSentencesWhole(run: Pick<Run, 'keyToken' | 'endsSentence'>, claims: Claim[]): Claim[] {
   const { keyToken, endsSentence } = run;
-  const sentenceBreak = (t0: number, t1: number) => {
-    for (let t = t0; t < t1; t++) if (endsSentence[t]) return t;
-    return -1;
+  const sentenceStart = (t: number) => {
+    while (t > 0 && !endsSentence[t - 1]) t--;
+    return t;
+  };
+  const sentenceEnd = (t: number) => {
+    while (t < endsSentence.length - 1 && !endsSentence[t]) t++;
+    return t;
   };
   const byText = [...claims].sort((x, y) => x.file - y.file || x.anchors[0]!.key - y.anchors[0]!.key);
   const drop = new Set<Claim>();
@@ -819,14 +822,11 @@ export function keepSentencesWhole(run: Pick<Run, 'keyToken' | 'endsSentence'>, 
     const last = a.anchors.at(-1)!, first = b.anchors[0]!;
     if (a.file !== b.file || first.start - last.end <= MAX_PAUSE) continue;
     const t0 = keyToken[last.key]!, t1 = keyToken[first.key]!;
-    if (t1 <= t0 || sentenceBreak(t0, t1) >= 0) continue;
+    if (t1 <= t0 || sentenceEnd(t0) < t1) continue;
     // the anchors of each region inside the sentence they share
-    let inA = 0, inB = 0;
-    for (let j = a.anchors.length - 1; j >= 0 && sentenceBreak(keyToken[a.anchors[j]!.key]!, t0) < 0; j--) inA++;
-    for (const x of b.anchors) {
-      if (sentenceBreak(t1, keyToken[x.key]!) >= 0) break;
-      inB++;
-    }
+    const from = sentenceStart(t0), to = sentenceEnd(t1);
+    const inA = a.anchors.filter((x) => keyToken[x.key]! >= from).length;
+    const inB = b.anchors.filter((x) => keyToken[x.key]! <= to).length;
     if (inA === inB) continue;
     const [loser, n] = inA < inB ? [a, inA] : [b, inB];
     loser.anchors = inA < inB ? loser.anchors.slice(0, -n) : loser.anchors.slice(n);
