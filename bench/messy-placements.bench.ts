@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createAligner } from '../src/speech/align/aligners.ts';
 import { alignRecording } from '../src/speech/align/long/recording.ts';
-import { drawnMessyBook, librivoxClips, unspokenParagraphs, type BookPart } from '../test/helpers/messy-book.ts';
+import { drawnMessyBook, librivoxClips, referenceErrors, unspokenParagraphs, type BookPart } from '../test/helpers/messy-book.ts';
 import { QUICK } from './quick.ts';
 
 const args = process.argv.slice(2);
@@ -46,16 +46,11 @@ try {
     const unspokenTimed = r.words.flatMap((w, i) => (w && !book.spoken[i] ? [`${book.words[i]}@${w.globalStart.toFixed(2)}`] : []));
     const untimed = r.words.flatMap((w, i) => (!w && book.spoken[i] ? [book.words[i]] : []));
     const orderRight = JSON.stringify(r.order) === JSON.stringify(book.trueOrder);
-    // boundary error of the timed words that have reference boundaries (the clips' fixtures)
-    const errors = r.words.flatMap((w, i) => {
-      const ref = book.refs[i];
-      return w && ref && ref.file === w.file ? [Math.abs(w.start - ref.start), Math.abs(w.end - ref.end)] : [];
-    });
-    // words more than 100 ms off their reference (--details): where the outliers of the MAE are
-    const off = r.words.flatMap((w, i) => {
-      const ref = book.refs[i];
-      return w && ref && ref.file === w.file && Math.max(Math.abs(w.start - ref.start), Math.abs(w.end - ref.end)) > 0.1 ? [`${book.words[i]}@${w.start.toFixed(2)}(${ref.start.toFixed(2)})`] : [];
-    });
+    // boundary error of the timed words that have reference boundaries (the clips' fixtures), and
+    // the words more than 100 ms off (--details): where the outliers of the MAE are
+    const referenced = referenceErrors(book, r.words);
+    const errors = referenced.flatMap((e) => [e.start, e.end]);
+    const off = referenced.filter((e) => Math.max(e.start, e.end) > 0.1).map(({ i }) => `${book.words[i]}@${r.words[i]!.start.toFixed(2)}(${book.refs[i]!.start.toFixed(2)})`);
     const [a, b] = book.skippedSentence;
     total.spoken += spoken;
     total.spokenTimed += spokenTimed;

@@ -22,7 +22,7 @@ import { tokenizeWords } from '../src/speech/words.ts';
 import { createTtsBackend } from '../src/speech/tts/backends.ts';
 import { spokenForms } from '../src/speech/spoken-forms.ts';
 import { encodeWav } from '../src/media/wav.ts';
-import { drawnMessyBook, frenchMessyBook, frenchRetakeBook, russianMessyBook, librivoxClips, skipFindings, smallMessyBook, spotCheck, unspokenParagraphs, writeChapter, type MessyBook } from './helpers/messy-book.ts';
+import { drawnMessyBook, referenceErrors, frenchMessyBook, frenchRetakeBook, russianMessyBook, librivoxClips, skipFindings, smallMessyBook, spotCheck, unspokenParagraphs, writeChapter, type MessyBook } from './helpers/messy-book.ts';
 
 const TMP = fs.mkdtempSync(path.join(os.tmpdir(), 'lectern-recording-'));
 const FIX = path.join(import.meta.dirname, 'fixtures');
@@ -832,10 +832,7 @@ describe('long recordings: sentences read in one go, heads found by their words 
         const { book } = await drawnMessyBook(path.join(TMP, `draw-${draw}`), draw, paragraphs);
         const r = await alignRecording({ files: book.files, words: book.words, blockEnds: book.blockEnds, language: 'en-US', aligner });
         expect(r.words.filter((w, i) => w && !book.spoken[i])).toEqual([]);
-        const off = r.words.flatMap((w, i) => {
-          const ref = book.refs[i];
-          return w && ref && ref.file === w.file && Math.abs(w.start - ref.start) > 0.3 ? [`${book.words[i]}@${w.start.toFixed(2)}`] : [];
-        });
+        const off = referenceErrors(book, r.words).filter((e) => e.start > 0.3).map(({ i }) => `${book.words[i]}@${r.words[i]!.start.toFixed(2)}`);
         expect(off, `draw ${draw}`).toEqual([]); // starts 0.5-8.4 s off before round 22: 8 words of draw 33, 6 of draw 21
         expect(r.words.filter((w, i) => w && book.spoken[i]).length).toBe(book.spoken.filter(Boolean).length);
       }

@@ -235,6 +235,14 @@ function drawPlan(draw: number, clips: BookPart[], noise: string): { chapters: B
   return { chapters, skips, unread, shuffle: perm.join('') === '012' ? [2, 0, 1] : perm };
 }
 
+/** Each timed word with a reference boundary in the file it was timed in: its index and its start and end errors (seconds). */
+export function referenceErrors(book: Pick<MessyBook, 'refs'>, words: ({ file: number; start: number; end: number } | null)[]): { i: number; start: number; end: number }[] {
+  return words.flatMap((w, i) => {
+    const ref = book.refs[i];
+    return w && ref && ref.file === w.file ? [{ i, start: Math.abs(w.start - ref.start), end: Math.abs(w.end - ref.end) }] : [];
+  });
+}
+
 /**
  * Draw `draw` of the messy book (drawPlan), made in `dir`. Its unread paragraphs come from
  * `paragraphs` taken in turn, cyclically, after those of every earlier draw, so a draw is the
