@@ -468,8 +468,12 @@ async function locate(run: Run, workDir: string): Promise<{ pace: Pace; decodedS
     const chained = chainAll(run, pace);
     pace = chained.pace;
     pending = [];
+    // each second is heard once: what an earlier want of this pass asked for is covered too
+    // (the windows beside a run's short stretches and between its runs can overlap, and audio
+    // decoded twice gave its heard words twice, breaking the trigrams there)
     const want = (fi: number, a: number, b: number) => {
-      for (const [s, e] of uncovered(files[fi]!.covered, Math.max(0, a), Math.min(files[fi]!.decoded.duration, b))) pending.push({ file: fi, start: s, end: e });
+      const planned = [...files[fi]!.covered, ...pending.filter((w) => w.file === fi).map((w): [number, number] => [w.start, w.end])].sort((x, y) => x[0] - y[0]);
+      for (const [s, e] of uncovered(planned, Math.max(0, a), Math.min(files[fi]!.decoded.duration, b))) pending.push({ file: fi, start: s, end: e });
     };
     files.forEach((f, fi) => {
       f.runs = findRuns(run, chained, fi, want);
@@ -482,9 +486,6 @@ async function locate(run: Run, workDir: string): Promise<{ pace: Pace; decodedS
     });
     // a recording that matched nothing after its first pass is refined no further (another text)
     if (!files.some((f) => f.runs.length)) pending = [];
-    // keep window order per file stable; drop duplicates
-    const seen = new Set<string>();
-    pending = pending.filter((w) => !seen.has(`${w.file}:${w.start.toFixed(2)}`) && seen.add(`${w.file}:${w.start.toFixed(2)}`));
     plannedSeconds = decodedSeconds + pending.reduce((s, w) => s + w.end - w.start, 0);
   }
   return { pace, decodedSeconds, dictionary: recognizer.dictionary };
@@ -690,13 +691,26 @@ function islandChance(r: Anchor[], heard: HeardIn[]): boolean {
  * numero. Para" heard after 30 s of unheard audio, at a copy of the phrase 8 s from where it is
  * read: the region's last segment held too little audio for its text, 35 s of it went to the
  * dtw fallback, and 35 words were timed outside their prompt). Heard beside it, the text before
- * it confirms the edge or the chain finds the right copy.
+ * it confirms the edge or the chain finds the right copy. The same holds for a stretch inside
+ * the run with fewer than MIN_ANCHORS anchors and unheard audio on both sides (round 23): the
+ * windows on both sides of it. On the Spanish bench, seed 29, "No hay mensajes" heard as "no hay
+ * mas", the start of a prompt ten words on, was linked in step 40 s after the anchor before it;
+ * the audio between (music, a skipped prompt) was never heard, and one region spread a prompt
+ * and a half of text over it (31 words outside their prompt once links in step cost something).
  */
 export function unconfirmedEdges(r: Anchor[]): [number, number][] {
   const { head, tail } = edgeBreaks(r, MIN_ANCHORS, (a, b) => a.stretch !== b.stretch);
   const out: [number, number][] = [];
   if (head > 0) out.push([r[head - 1]!.end, Math.min(r[head]!.start, r[head - 1]!.end + WINDOW)]);
   if (tail > 0 && tail !== head) out.push([Math.max(r[tail - 1]!.end, r[tail]!.start - WINDOW), r[tail]!.start]);
+  // inside the run: a decoded stretch's few anchors with unheard audio on both sides
+  const to = tail > 0 ? tail : r.length;
+  for (let i = Math.max(head, 0); i < to; ) {
+    let j = i + 1;
+    while (j < to && r[j]!.stretch === r[i]!.stretch) j++;
+    if (i > 0 && j < r.length && j - i < MIN_ANCHORS) out.push([Math.max(r[i - 1]!.end, r[i]!.start - WINDOW), r[i]!.start], [r[j - 1]!.end, Math.min(r[j]!.start, r[j - 1]!.end + WINDOW)]);
+    i = j;
+  }
   return out;
 }
 
