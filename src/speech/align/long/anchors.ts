@@ -1,9 +1,10 @@
 // Which heard words are which words of the book. Heard trigrams that occur in the book (at
 // most a few times) propose pairs (heard word ↔ book word); the best monotone chain of them
 // per file, scored by the words it covers less a penalty for every jump whose audio time does
-// not fit the text between (a skip, a repeat, a preface, a reordered chapter), gives the
-// anchors. Runs of anchors whose gaps fit the narrator's pace are the matched regions; a gap
-// that does not fit is where the audio holds something else or left text out.
+// not fit the text between (a skip, a repeat, a preface, a reordered chapter) and a smaller one
+// for a link that fits but is not one continuous reading, gives the anchors. Runs of anchors
+// whose gaps fit the narrator's pace are the matched regions; a gap that does not fit is where
+// the audio holds something else or left text out.
 
 export interface TextIndex {
   keys: string[];
@@ -65,6 +66,15 @@ export function fitsPace(chars: number, seconds: number, pace: Pace): boolean {
 }
 /** Score lost by a jump out of step: a new stretch must cover more words than this to be worth it. */
 const JUMP = 6;
+/**
+ * Score lost by a link in step that is not one continuous reading (across other heard words or
+ * undecoded audio), so such a link gains at most 1 (round 23). Chance trigrams scattered in step
+ * over a preface or an unread paragraph then no longer outscore a short read run that conflicts
+ * with them: in bench/messy-placements.bench.ts draw 30 three of them ("it has air", "up to the",
+ * "that are to our") beat the 6 anchors of a one-sentence chapter file under the default pace's
+ * loose bounds, and the sentence went untimed and the file order wrong.
+ */
+const LINK = 2;
 /** Candidates looked back at per candidate (keeps chaining linear in an hour's heard words). */
 const LOOK_BACK = 3000;
 
@@ -99,7 +109,7 @@ export function chainAnchors(heard: HeardIn[], index: TextIndex, pace: Pace): An
       const gain = Math.min(3, di, dj);
       let s = score[p]! + gain;
       const sameRun = heard[q.i]!.stretch === heard[i]!.stretch && Math.abs(di - dj) <= 3 && di <= 12;
-      if (!sameRun && !inStep(index, pace, q.j, heard[q.i]!.start, j, heard[i]!.start)) s -= JUMP;
+      if (!sameRun) s -= inStep(index, pace, q.j, heard[q.i]!.start, j, heard[i]!.start) ? LINK : JUMP;
       if (s > score[c]!) (score[c] = s), (prev[c] = p);
     }
     if (score[c]! > score[best]!) best = c;
