@@ -32,14 +32,16 @@ const mae = (errors: number[]) => (errors.length ? ((1000 * errors.reduce((a, b)
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'lectern-bench-placements-'));
 const threads = Math.min(4, os.availableParallelism());
 const aligner = await createAligner(alignerName, { modelsDir: path.join(import.meta.dirname, '..', 'models'), device: 'cpu', threads });
+// dtw for a segment hmm finds no path through, as the read-along pipeline has it (src/pipelines/readalong.ts)
+const fallbackAligner = alignerName === 'dtw' ? undefined : await createAligner('dtw', { modelsDir: path.join(import.meta.dirname, '..', 'models'), device: 'cpu' });
 try {
   const paragraphs = await unspokenParagraphs(12);
   console.log(`${variants} draws of the messy book (${librivoxClips().length} real clips, one left unread each time), aligner ${alignerName} in ${threads} thread(s), ${os.availableParallelism()} cores:`);
-  const total = { spoken: 0, spokenTimed: 0, unspokenTimed: 0, orderRight: 0, allTimed: 0, seconds: 0, errors: [] as number[] };
+  const total = { spoken: 0, spokenTimed: 0, unspokenTimed: 0, orderRight: 0, allTimed: 0, seconds: 0, fallbackSeconds: 0, errors: [] as number[] };
   for (let v = first; v < first + variants; v++) {
     const { book, chapters, skips } = await drawnMessyBook(path.join(work, `draw-${v}`), v, paragraphs);
     const t0 = performance.now();
-    const r = await alignRecording({ files: book.files, words: book.words, blockEnds: book.blockEnds, language: 'en-US', aligner });
+    const r = await alignRecording({ files: book.files, words: book.words, blockEnds: book.blockEnds, language: 'en-US', aligner, fallbackAligner });
     const seconds = (performance.now() - t0) / 1000;
     const spoken = book.spoken.filter(Boolean).length;
     const spokenTimed = r.words.filter((w, i) => w && book.spoken[i]).length;
@@ -58,12 +60,14 @@ try {
     total.orderRight += orderRight ? 1 : 0;
     total.allTimed += spokenTimed === spoken ? 1 : 0;
     total.seconds += seconds;
+    total.fallbackSeconds += r.coverage.fallbackSeconds;
     total.errors.push(...errors);
     console.log(`  draw ${v}: ${chapters.map((c) => c.map(name).join(' ')).join(' | ')}; skipped "${book.words.slice(a, b + 1).slice(0, 5).join(' ')} …" (${b - a + 1} words; chapter ${skips[0]!.chapter + 1}, ${skips[0]!.afterClip < 0 ? 'first' : `after clip ${skips[0]!.afterClip + 1}`})`);
-    console.log(`    spoken words timed ${spokenTimed}/${spoken}, unspoken words given a time ${unspokenTimed.length}${unspokenTimed.length && details ? ` (${unspokenTimed.join(' ')})` : ''}, file order ${orderRight ? 'right' : 'WRONG'}, boundary MAE ${mae(errors)} ms (${errors.length / 2} words with references), ${seconds.toFixed(1)} s${untimed.length && details ? `; untimed: ${untimed.join(' ')}` : ''}${off.length && details ? `; more than 100 ms off, at (reference): ${off.join(' ')}` : ''}`);
+    console.log(`    spoken words timed ${spokenTimed}/${spoken}, unspoken words given a time ${unspokenTimed.length}${unspokenTimed.length && details ? ` (${unspokenTimed.join(' ')})` : ''}, file order ${orderRight ? 'right' : 'WRONG'}, boundary MAE ${mae(errors)} ms (${errors.length / 2} words with references), ${seconds.toFixed(1)} s${r.coverage.segmentsFallback ? `, ${r.coverage.fallbackSeconds.toFixed(1)} s of audio timed by the dtw fallback` : ''}${untimed.length && details ? `; untimed: ${untimed.join(' ')}` : ''}${off.length && details ? `; more than 100 ms off, at (reference): ${off.join(' ')}` : ''}`);
   }
-  console.log(`in all: spoken words timed ${total.spokenTimed}/${total.spoken} (${((100 * total.spokenTimed) / total.spoken).toFixed(1)} %), every spoken word timed in ${total.allTimed} of ${variants} draws, unspoken words given a time ${total.unspokenTimed}, file order right in ${total.orderRight} of ${variants}, boundary MAE ${mae(total.errors)} ms (${total.errors.length / 2} words, starts and ends), ${total.seconds.toFixed(1)} s aligning in all`);
+  console.log(`in all: spoken words timed ${total.spokenTimed}/${total.spoken} (${((100 * total.spokenTimed) / total.spoken).toFixed(1)} %), every spoken word timed in ${total.allTimed} of ${variants} draws, unspoken words given a time ${total.unspokenTimed}, file order right in ${total.orderRight} of ${variants}, boundary MAE ${mae(total.errors)} ms (${total.errors.length / 2} words, starts and ends), ${total.seconds.toFixed(1)} s aligning in all, ${total.fallbackSeconds.toFixed(1)} s of audio by the dtw fallback`);
 } finally {
   await aligner.close();
+  await fallbackAligner?.close();
   fs.rmSync(work, { recursive: true, force: true });
 }
