@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ffmpeg, ffprobe } from '../src/media/ffmpeg.ts';
-import { alignRecording, claimRegions, firstWindows, keepSentencesWhole, joinRuns, readingOrder, skippableSentences, trimEdges, unconfirmedEdges, RecordingAlignmentStopped, RecordingInputError, RecordingMismatchError, type RecordingAlignment, type RecordingProgress } from '../src/speech/align/long/recording.ts';
+import { alignRecording, claimRegions, firstWindows, keepSentencesWhole, joinRuns, readingOrder, skippableSentences, speechBetween, trimEdges, unconfirmedEdges, RecordingAlignmentStopped, RecordingInputError, RecordingMismatchError, type RecordingAlignment, type RecordingProgress } from '../src/speech/align/long/recording.ts';
 import { createAligner, type ClosableAligner } from '../src/speech/align/aligners.ts';
 import { balancedBatches, bookDictionary, createBookRecognizer, recognizerModel, segmentedWords, speechStretches } from '../src/speech/align/long/recognize.ts';
 import { decodeRecordingFile } from '../src/speech/align/long/audio.ts';
@@ -871,6 +871,40 @@ describe('long recordings: a one-sentence chapter file (messy-placements draw 30
 });
 
 describe('long recordings: island runs that are chance', () => {
+  it('counts the words heard between two runs beyond those the text between them holds', () => {
+    const run = (k0: number, n: number, t0: number) => Array.from({ length: n }, (_, i) => ({ heard: i, key: k0 + i, start: t0 + 0.3 * i, end: t0 + 0.3 * i + 0.25, stretch: 0 }));
+    const heardAt = (t0: number, n: number) => Array.from({ length: n }, (_, i) => ({ word: 'w', start: t0 + 0.3 * i, end: t0 + 0.3 * i + 0.25, stretch: 0 }));
+    // draw 12: "… power to do" (key 21) 5.9 s before the next sentence's run (key 25), 14 words heard between for 3 of the book
+    expect(speechBetween(run(13, 9, 18.35), run(25, 20, 26.94), heardAt(21.2, 14))).toBe(true);
+    // the words between read (8 heard for 8 of the book), or a pause and music heard as a couple of words: not
+    expect(speechBetween(run(13, 9, 18.35), run(30, 20, 26.94), heardAt(21.2, 8))).toBe(false);
+    expect(speechBetween(run(13, 9, 18.35), run(22, 20, 28), heardAt(22, 5))).toBe(false);
+    expect(speechBetween(run(13, 9, 18.35), run(22, 20, 28), heardAt(22, 6))).toBe(true);
+  });
+
+  it('does not time a skipped first sentence or an unread paragraph over the preface before the next sentence read (messy-placements draws 12 and 44)', async () => {
+    // an island heard the preface with a model of the text before the chapter's first run and
+    // came out with a few of its words in order ("there might be … power to do", "out of a
+    // gun"), seconds of speech before the run its text runs on into; the regions grown from them
+    // timed the 22 words of the skipped sentence (draw 12) and the 25 of the unread paragraph
+    // (draw 44, through the dtw fallback: hmm found no path for them) over the preface
+    const paragraphs = await unspokenParagraphs(12);
+    const aligner = await createAligner('hmm', { modelsDir: 'models', device: 'cpu', threads: 2 });
+    const dtw = await createAligner('dtw', { modelsDir: 'models', device: 'cpu' });
+    try {
+      for (const draw of [12, 44]) {
+        const { book } = await drawnMessyBook(path.join(TMP, `draw-${draw}`), draw, paragraphs);
+        const r = await alignRecording({ files: book.files, words: book.words, blockEnds: book.blockEnds, language: 'en-US', aligner, fallbackAligner: dtw });
+        expect(r.words.flatMap((w, i) => (w && !book.spoken[i] ? [book.words[i]] : [])), `draw ${draw}`).toEqual([]);
+        expect(r.words.filter((w, i) => w && book.spoken[i]).length, `draw ${draw}`).toBe(book.spoken.filter(Boolean).length);
+        expect(r.order, `draw ${draw}`).toEqual(book.trueOrder);
+      }
+    } finally {
+      await aligner.close();
+      await dtw.close();
+    }
+  }, 180_000);
+
   it('does not time an unread paragraph over a spoken preface that an island heard as a few of its words in order (messy-placements draw 0)', async () => {
     // the island before the first chapter's first run hears the IVR preface with a model of the
     // unread paragraph before it, and came out with "to the temperature at which" in the book's
