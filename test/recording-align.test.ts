@@ -870,6 +870,27 @@ describe('long recordings: a one-sentence chapter file (messy-placements draw 30
   }, 120_000);
 });
 
+describe('long recordings: a region whose anchors overlap in time (messy-placements draw 171)', () => {
+  it('aligns the book instead of failing the job when a cut would leave a piece with no audio', async () => {
+    // a region over the preface took an island's word and one heard before it that overlap in
+    // time ("He" at 8.60 s, the next word at 8.34 s); the cuts between them made a piece from
+    // 8.60 to 8.34 s, which the dtw fallback refused ("cannot align text to empty audio") and the
+    // whole alignment failed
+    const { book } = await drawnMessyBook(path.join(TMP, 'draw-171'), 171, await unspokenParagraphs(12));
+    const aligner = await createAligner('hmm', { modelsDir: 'models', device: 'cpu', threads: 2 });
+    const dtw = await createAligner('dtw', { modelsDir: 'models', device: 'cpu' });
+    try {
+      const r = await alignRecording({ files: book.files, words: book.words, blockEnds: book.blockEnds, language: 'en-US', aligner, fallbackAligner: dtw });
+      expect(r.words.filter((w, i) => w && book.spoken[i]).length).toBe(book.spoken.filter(Boolean).length);
+      expect(r.order).toEqual(book.trueOrder);
+      for (const w of r.words) if (w) expect(w.end).toBeGreaterThanOrEqual(w.start);
+    } finally {
+      await aligner.close();
+      await dtw.close();
+    }
+  }, 120_000);
+});
+
 describe('long recordings: island runs that are chance', () => {
   it('counts the words heard between two runs beyond those the text between them holds', () => {
     const run = (k0: number, n: number, t0: number) => Array.from({ length: n }, (_, i) => ({ heard: i, key: k0 + i, start: t0 + 0.3 * i, end: t0 + 0.3 * i + 0.25, stretch: 0 }));

@@ -1082,6 +1082,9 @@ function cutSegments(run: Run, claims: Claim[]): Segment[] {
       // two words heard as the book has them: the boundary between them is a safe place to cut
       if (y.key !== x.key + 1 || y.heard !== x.heard + 1 || keyToken[y.key] === keyToken[x.key]) continue;
       const cut = (x.end + y.start) / 2;
+      // (heard words can overlap where an island's window meets audio heard before: a cut must
+      // fall between the two words and after the last cut, or a piece would have no audio)
+      if (y.start < x.end || cut <= (cuts.at(-1)?.at ?? segStart)) continue;
       // never between two readings of a sentence: the per-segment aligner keeps the last one
       if (zones.some(([a, b]) => cut > a && cut < b)) continue;
       if (y.start - segBegin.start < SEGMENT_SECONDS) {
@@ -1187,6 +1190,8 @@ async function timeSegment(run: Run, s: Segment): Promise<{ timed: AlignedWord[]
   // resampling down and up again here (round 16: 6 % of the hour's align-phase CPU)
   const band: AlignOptions = f.decoded.sourceRate < RATE ? { sourceRate: f.decoded.sourceRate } : {};
   const inFile = (ws: AlignedWord[]) => ws.map((w) => ({ ...w, start: s.start + w.start, end: s.start + w.end }));
+  // a piece with no audio (its region's last anchor heard before a cut) holds no reading of its words: they get no time
+  if (!(s.end > s.start)) return { timed: words.map((word) => ({ word, start: s.start, end: s.start, skipped: true as const })), fellBackSeconds: 0 };
   const sentences = opts.aligner.skips?.(opts.language) ? sentencesOf(run, s) : [];
   const skippable = skippableSentences(words, s.anchored, sentences);
   const repeatable = sentences.filter(([a, b]) => s.retaken.subarray(a, b + 1).includes(1));
