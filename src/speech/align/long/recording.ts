@@ -53,6 +53,10 @@ const ISLAND_MATCH = 0.2;
 const ISLAND_CONTEXT = 3;
 /** Words heard between two runs beyond what the text between them holds that make an island's run between them chance (speechBetween). */
 const UNEXPLAINED_WORDS = 6;
+/** A gap between heard words that ends an utterance, and how many words an utterance may hold per word of the sentence it reads (readsItsSentence). */
+const UTTERANCE_PAUSE = 0.3;
+const UTTERANCE_EXTRA = 1.5;
+const SENTENCE_MATCH = 0.6;
 /** Anchors this much closer in time than the words between them take at the reader's pace, few of those heard: a skip (see skipped). */
 const SKIP_MAX_PACE = 0.55;
 /** A gap between heard words this long is the reader's pause: a region's edge grows no further. */
@@ -660,7 +664,7 @@ function findRuns(run: Run, c: Chained, fi: number, want: (fi: number, a: number
   const alone = (i: number) => !continues(all[i - 1], all[i]) && !continues(all[i], all[i + 1]);
   // and one heard only by an island whose text runs on into a neighbour's across speech the text between cannot hold
   const wedged = (i: number) => islandOnly(all[i]!, heard) && ((continues(all[i - 1], all[i]) && speechBetween(all[i - 1]!, all[i]!, heard)) || (continues(all[i], all[i + 1]) && speechBetween(all[i]!, all[i + 1]!, heard)));
-  const kept = all.filter((r, i) => (long(r) || (long(all[i - 1] ?? []) && continues(all[i - 1], r)) || (long(all[i + 1] ?? []) && continues(r, all[i + 1]))) && !(alone(i) && islandChance(r, heard)) && !wedged(i));
+  const kept = all.filter((r, i) => (long(r) || (long(all[i - 1] ?? []) && continues(all[i - 1], r)) || (long(all[i + 1] ?? []) && continues(r, all[i + 1])) || readsItsSentence(run, r, heard)) && !(alone(i) && islandChance(r, heard)) && !wedged(i));
   const runs = joinRuns(kept, c.predicted, run.keyToken).map((r) => trimEdges(r, c.predicted)).filter((r) => r.length >= MIN_SHORT_RUN);
   for (const r of runs) for (const [a, b] of unconfirmedEdges(r)) want(fi, a, b);
   return runs;
@@ -685,6 +689,47 @@ function islandChance(r: Anchor[], heard: HeardIn[]): boolean {
   const from = r[0]!.start - ISLAND_CONTEXT, to = r.at(-1)!.end + ISLAND_CONTEXT;
   const around = heard.filter((h) => h.end > from && h.start < to).length;
   return r.length < ISLAND_MATCH * around;
+}
+
+/**
+ * A short run (3 or 4 anchors: alone, chance) kept because the book-wide recogniser heard it
+ * within one utterance (heard words with no pause of UTTERANCE_PAUSE between them) that reads one
+ * sentence of the book (round 24): the utterance holds at most UTTERANCE_EXTRA times the
+ * sentence's words, and SENTENCE_MATCH of the sentence's words, and at least as many as a run
+ * needs anchors (MIN_ANCHORS), are heard in order. A sentence read alone (a chapter file of the
+ * preface and one sentence, or music and one sentence) came out as "the black even as been made
+ * amiable himself" for "He might even have been made amiable himself.": 4 anchors, 5 of 8 words
+ * in order; the file matched nothing, its sentence went untimed and the file order was wrong
+ * (messy-placements draws 31, 73, 114 and 133). With 5 words in order and no share, the
+ * preface's 40 words gave 5 of a 53-word sentence of an unread paragraph, and 53 words were timed
+ * over it. An island's words are not taken: its model makes any speech the nearby text.
+ */
+function readsItsSentence(run: Run, r: Anchor[], heard: HeardIn[]): boolean {
+  if (r.some((a) => heard[a.heard]!.island)) return false;
+  const ends = (k: number) => run.sentenceEnd[k] === 1 || run.endsSentence[run.keyToken[k]!] === 1;
+  let k0 = r[0]!.key, k1 = r.at(-1)!.key;
+  for (let k = k0; k < k1; k++) if (ends(k)) return false;
+  while (k0 > 0 && !ends(k0 - 1)) k0--;
+  while (k1 < run.keys.length - 1 && !ends(k1)) k1++;
+  const sentence = run.keys.slice(k0, k1 + 1);
+  let i = r[0]!.heard, j = r.at(-1)!.heard;
+  const joined = (a: HeardIn, b: HeardIn) => a.stretch === b.stretch && b.start - a.end < UTTERANCE_PAUSE;
+  while (i > 0 && joined(heard[i - 1]!, heard[i]!)) i--;
+  while (j < heard.length - 1 && joined(heard[j]!, heard[j + 1]!)) j++;
+  const said = heard.slice(i, j + 1).map((h) => h.word);
+  if (said.length > UTTERANCE_EXTRA * sentence.length) return false;
+  return inOrder(said, sentence) >= Math.max(MIN_ANCHORS, SENTENCE_MATCH * sentence.length);
+}
+
+/** The length of the longest common subsequence of two word lists. */
+function inOrder(a: string[], b: string[]): number {
+  let prev = new Array<number>(b.length + 1).fill(0);
+  for (const x of a) {
+    const cur = [0];
+    for (let j = 0; j < b.length; j++) cur.push(x === b[j] ? prev[j]! + 1 : Math.max(prev[j + 1]!, cur[j]!));
+    prev = cur;
+  }
+  return prev[b.length]!;
 }
 
 const islandOnly = (r: Anchor[], heard: HeardIn[]) => r.every((a) => heard[a.heard]?.island);
