@@ -744,7 +744,7 @@ const islandOnly = (r: Anchor[], heard: HeardIn[]) => r.every((a) => heard[a.hea
  * a's text a few words on) than the book has between them (round 24). An island's model holds
  * nothing but the text nearby, so any speech comes out as its words, now and then a few in
  * order: a spoken preface before a chapter whose first sentence was skipped gave that sentence's
- * "… power to do" 5.9 s before the next sentence's reading, with 14 words heard between where
+ * "… power to do" 5.9 s before the next sentence's reading, with 15 words heard between where
  * the book has 3, and the region grown from it timed the 22 unread words over the preface
  * (bench/messy-placements.bench.ts, draws 12, 42 and 44: 12-13 words more). Read text can leave
  * as many: a Russian prompt heard by an island with a borrowed model had 6 more words before it
