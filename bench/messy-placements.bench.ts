@@ -31,9 +31,10 @@ const mae = (errors: number[]) => (errors.length ? ((1000 * errors.reduce((a, b)
 
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'lectern-bench-placements-'));
 const threads = Math.min(4, os.availableParallelism());
-const aligner = await createAligner(alignerName, { modelsDir: path.join(import.meta.dirname, '..', 'models'), device: 'cpu', threads });
+const modelsDir = path.join(import.meta.dirname, '..', 'models');
+const aligner = await createAligner(alignerName, { modelsDir, device: 'cpu', threads });
 // dtw for a segment hmm finds no path through, as the read-along pipeline has it (src/pipelines/readalong.ts)
-const fallbackAligner = alignerName === 'dtw' ? undefined : await createAligner('dtw', { modelsDir: path.join(import.meta.dirname, '..', 'models'), device: 'cpu' });
+const fallbackAligner = alignerName === 'dtw' ? undefined : await createAligner('dtw', { modelsDir, device: 'cpu' });
 try {
   const paragraphs = await unspokenParagraphs(12);
   console.log(`${variants} draws of the messy book (${librivoxClips().length} real clips, one left unread each time), aligner ${alignerName} in ${threads} thread(s), ${os.availableParallelism()} cores:`);

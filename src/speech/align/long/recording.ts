@@ -668,7 +668,8 @@ function findRuns(run: Run, c: Chained, fi: number, want: (fi: number, a: number
   // a run that continues no neighbour's text, heard only by an island amid words that match nothing, is chance too
   const alone = (i: number) => !continues(all[i - 1], all[i]) && !continues(all[i], all[i + 1]);
   // and one heard only by an island, amid words that match little, whose text runs on into a neighbour's across speech the text between cannot hold
-  const wedged = (i: number) => islandChance(all[i]!, heard, WEDGED_MATCH) && ((continues(all[i - 1], all[i]) && speechBetween(all[i - 1]!, all[i]!, heard)) || (continues(all[i], all[i + 1]) && speechBetween(all[i]!, all[i + 1]!, heard)));
+  const speechWedges = (a: Anchor[] | undefined, b: Anchor[] | undefined) => continues(a, b) && speechBetween(a!, b!, heard);
+  const wedged = (i: number) => islandChance(all[i]!, heard, WEDGED_MATCH) && (speechWedges(all[i - 1], all[i]) || speechWedges(all[i], all[i + 1]));
   const kept = all.filter((r, i) => (long(r) || (long(all[i - 1] ?? []) && continues(all[i - 1], r)) || (long(all[i + 1] ?? []) && continues(r, all[i + 1])) || readsItsSentence(run, r, heard)) && !(alone(i) && islandChance(r, heard)) && !wedged(i));
   const runs = joinRuns(kept, c.predicted, run.keyToken).map((r) => trimEdges(r, c.predicted)).filter((r) => r.length >= MIN_SHORT_RUN);
   for (const r of runs) for (const [a, b] of unconfirmedEdges(r)) want(fi, a, b);
