@@ -17,7 +17,7 @@ import { MAX_TITLE_GAP_KEYS, titleClaims } from '../src/speech/align/long/titles
 import { buildTextIndex, DEFAULT_PACE } from '../src/speech/align/long/anchors.ts';
 import { readEpub } from '../src/documents/epub.ts';
 import { createLocalSpeech, type Speech } from '../src/speech/local.ts';
-import { SpeechInputError } from '../src/speech/types.ts';
+import { SpeechInputError, type Aligner } from '../src/speech/types.ts';
 import { tokenizeWords } from '../src/speech/words.ts';
 import { createTtsBackend } from '../src/speech/tts/backends.ts';
 import { spokenForms } from '../src/speech/spoken-forms.ts';
@@ -848,6 +848,60 @@ describe('long recordings: sentences read in one go, heads found by their words 
       }
     } finally {
       await aligner.close();
+    }
+  }, 180_000);
+});
+
+describe('long recordings: a head its words do not find, left to the aligner (messy-placements draws 26, 75 and 15)', () => {
+  it('times jfk\'s first words after the preface or music where he says them, though the recogniser heard them as other words', async () => {
+    // draw 26: after the preface, "And so my fellow Americans, ask not" heard as "it at all might
+    // all that is ask that": one word matched, so the head went untimed (7 words). Draw 75: after
+    // noise and music, a stray "and" near the anchor passed for the sentence's first word and the
+    // head was grown by sounding time, 3 s late (boundary MAE 225.7 ms). Draw 15: a sentence's
+    // "And" after the preface, looked for from 2 s back, was timed over the preface's last word
+    // until a head is looked for no further back than a pause longer than a reader makes in a sentence
+    const aligner = await createAligner('hmm', { modelsDir: 'models', device: 'cpu', threads: 2 });
+    const paragraphs = await unspokenParagraphs(12);
+    try {
+      for (const draw of [26, 75, 15]) {
+        const { book } = await drawnMessyBook(path.join(TMP, `draw-${draw}`), draw, paragraphs);
+        const r = await alignRecording({ files: book.files, words: book.words, blockEnds: book.blockEnds, language: 'en-US', aligner });
+        const off = referenceErrors(book, r.words).filter((e) => e.start > 0.2).map(({ i }) => `${book.words[i]}@${r.words[i]!.start.toFixed(2)}`);
+        expect(off, `draw ${draw}`).toEqual([]);
+        expect(r.words.filter((w, i) => w && book.spoken[i]).length, `draw ${draw}`).toBe(book.spoken.filter(Boolean).length);
+      }
+    } finally {
+      await aligner.close();
+    }
+  }, 180_000);
+});
+
+describe('long recordings: a head the aligner put in the wrong place', () => {
+  it('leaves the head untimed and keeps the words after it where they were heard, when the head\'s search moves the first anchor (an aligner that puts every word of a segment with a head 2 s early stands in for one that took another prompt for the head)', async () => {
+    // Russian book, seed 29: a head looked for from 9 s back took the prompt before it, and 16
+    // words of three sentences were timed 5 s early. Draw 26: jfk's head could not be grown by
+    // sounding time either, so without the aligner's answer it has no time
+    const hmm = await createAligner('hmm', { modelsDir: 'models', device: 'cpu', threads: 2 });
+    const heads: number[] = [];
+    const early: Aligner = {
+      name: 'early', concurrency: hmm.concurrency, skips: (l) => hmm.skips!(l),
+      align: async (samples, rate, text, language, options) => {
+        const words = await hmm.align(samples, rate, text, language, options);
+        // a head is the one skippable range that starts a segment (a segment's first sentence is never one)
+        if (options?.skippable?.[0]?.[0] !== 0) return words;
+        heads.push(options.skippable[0][1] + 1);
+        return words.map((w) => ({ ...w, start: Math.max(0, w.start - 2), end: Math.max(0, w.end - 2) }));
+      },
+    };
+    try {
+      const { book } = await drawnMessyBook(path.join(TMP, 'draw-26'), 26, await unspokenParagraphs(12));
+      const r = await alignRecording({ files: book.files, words: book.words, blockEnds: book.blockEnds, language: 'en-US', aligner: early });
+      expect(heads).toEqual([7]); // "And so my fellow Americans, ask not"
+      expect(book.words.filter((_, i) => book.spoken[i] && !r.words[i])).toEqual(['And', 'so', 'my', 'fellow', 'Americans,', 'ask', 'not']);
+      expect(referenceErrors(book, r.words).filter((e) => e.start > 0.2)).toEqual([]);
+      expect(r.words.filter((w, i) => w && !book.spoken[i])).toEqual([]);
+    } finally {
+      await hmm.close();
     }
   }, 180_000);
 });
