@@ -23,6 +23,7 @@ import { createTtsBackend } from '../src/speech/tts/backends.ts';
 import { spokenForms } from '../src/speech/spoken-forms.ts';
 import { encodeWav } from '../src/media/wav.ts';
 import { drawnMessyBook, referenceErrors, frenchMessyBook, frenchRetakeBook, russianMessyBook, librivoxClips, skipFindings, smallMessyBook, spotCheck, unspokenParagraphs, writeChapter, type MessyBook } from './helpers/messy-book.ts';
+import { expectDrawsAligned } from './helpers/draws.ts';
 
 const TMP = fs.mkdtempSync(path.join(os.tmpdir(), 'lectern-recording-'));
 const FIX = path.join(import.meta.dirname, 'fixtures');
@@ -835,20 +836,8 @@ describe('long recordings: sentences read in one go, heads found by their words 
     // "might even have been", "Chapter 1." over the preface); jfk after 6 s of pink noise had "And
     // so my fellow Americans, ask not" squeezed 3 s late. Draw 21: jfk's seven first words 2 s late
     // (his pause after "Americans," is 1.2 s long, and his pace slower than the book's)
-    const aligner = await createAligner('hmm', { modelsDir: 'models', device: 'cpu', threads: 2 });
-    const paragraphs = await unspokenParagraphs(12);
-    try {
-      for (const draw of [33, 21]) {
-        const { book } = await drawnMessyBook(path.join(TMP, `draw-${draw}`), draw, paragraphs);
-        const r = await alignRecording({ files: book.files, words: book.words, blockEnds: book.blockEnds, language: 'en-US', aligner });
-        expect(r.words.filter((w, i) => w && !book.spoken[i])).toEqual([]);
-        const off = referenceErrors(book, r.words).filter((e) => e.start > 0.3).map(({ i }) => `${book.words[i]}@${r.words[i]!.start.toFixed(2)}`);
-        expect(off, `draw ${draw}`).toEqual([]); // starts 0.5-8.4 s off before round 22: 8 words of draw 33, 6 of draw 21
-        expect(r.words.filter((w, i) => w && book.spoken[i]).length).toBe(book.spoken.filter(Boolean).length);
-      }
-    } finally {
-      await aligner.close();
-    }
+    // (starts 0.5-8.4 s off before round 22: 8 words of draw 33, 6 of draw 21)
+    await expectDrawsAligned(TMP, [33, 21], { maxStart: 0.3 });
   }, 180_000);
 });
 
@@ -860,19 +849,8 @@ describe('long recordings: a head its words do not find, left to the aligner (me
     // head was grown by sounding time, 3 s late (boundary MAE 225.7 ms). Draw 15: a sentence's
     // "And" after the preface, looked for from 2 s back, was timed over the preface's last word
     // until a head is looked for no further back than a pause longer than a reader makes in a sentence
-    const aligner = await createAligner('hmm', { modelsDir: 'models', device: 'cpu', threads: 2 });
-    const paragraphs = await unspokenParagraphs(12);
-    try {
-      for (const draw of [26, 75, 15]) {
-        const { book } = await drawnMessyBook(path.join(TMP, `draw-${draw}`), draw, paragraphs);
-        const r = await alignRecording({ files: book.files, words: book.words, blockEnds: book.blockEnds, language: 'en-US', aligner });
-        const off = referenceErrors(book, r.words).filter((e) => e.start > 0.2).map(({ i }) => `${book.words[i]}@${r.words[i]!.start.toFixed(2)}`);
-        expect(off, `draw ${draw}`).toEqual([]);
-        expect(r.words.filter((w, i) => w && book.spoken[i]).length, `draw ${draw}`).toBe(book.spoken.filter(Boolean).length);
-      }
-    } finally {
-      await aligner.close();
-    }
+    // (draw 75 times the first word of its skipped sentence, "Had", next to the read one: README, round 24)
+    await expectDrawsAligned(TMP, [26, 75, 15], { maxStart: 0.2, unreadTimed: true });
   }, 180_000);
 });
 
@@ -914,19 +892,7 @@ describe('long recordings: a one-sentence chapter file (messy-placements draws 3
     // wrong. Draws 31 and 114: the sentence heard as "the black even as been made amiable himself"
     // (4 anchors) was chance until a short run that reads its whole sentence in one utterance
     // counted (round 24): 8 words untimed and the file order wrong
-    const paragraphs = await unspokenParagraphs(12);
-    const aligner = await createAligner('hmm', { modelsDir: 'models', device: 'cpu', threads: 2 });
-    try {
-      for (const draw of [30, 31, 114]) {
-        const { book } = await drawnMessyBook(path.join(TMP, `draw-${draw}`), draw, paragraphs);
-        const r = await alignRecording({ files: book.files, words: book.words, blockEnds: book.blockEnds, language: 'en-US', aligner });
-        expect(r.words.filter((w, i) => w && !book.spoken[i]), `draw ${draw}`).toEqual([]);
-        expect(r.words.filter((w, i) => w && book.spoken[i]).length, `draw ${draw}`).toBe(book.spoken.filter(Boolean).length);
-        expect(r.order, `draw ${draw}`).toEqual(book.trueOrder);
-      }
-    } finally {
-      await aligner.close();
-    }
+    await expectDrawsAligned(TMP, [30, 31, 114], { order: true });
   }, 180_000);
 });
 
@@ -936,18 +902,10 @@ describe('long recordings: a region whose anchors overlap in time (messy-placeme
     // time ("He" at 8.60 s, the next word at 8.34 s); the cuts between them made a piece from
     // 8.60 to 8.34 s, which the dtw fallback refused ("cannot align text to empty audio") and the
     // whole alignment failed
-    const { book } = await drawnMessyBook(path.join(TMP, 'draw-171'), 171, await unspokenParagraphs(12));
-    const aligner = await createAligner('hmm', { modelsDir: 'models', device: 'cpu', threads: 2 });
-    const dtw = await createAligner('dtw', { modelsDir: 'models', device: 'cpu' });
-    try {
-      const r = await alignRecording({ files: book.files, words: book.words, blockEnds: book.blockEnds, language: 'en-US', aligner, fallbackAligner: dtw });
-      expect(r.words.filter((w, i) => w && book.spoken[i]).length).toBe(book.spoken.filter(Boolean).length);
-      expect(r.order).toEqual(book.trueOrder);
+    // (an unread paragraph and its heading are timed here: README, round 24)
+    await expectDrawsAligned(TMP, [171], { order: true, fallback: true, unreadTimed: true }, (r) => {
       for (const w of r.words) if (w) expect(w.end).toBeGreaterThanOrEqual(w.start);
-    } finally {
-      await aligner.close();
-      await dtw.close();
-    }
+    });
   }, 120_000);
 });
 
@@ -969,21 +927,7 @@ describe('long recordings: island runs that are chance', () => {
     // gun"), seconds of speech before the run its text runs on into; the regions grown from them
     // timed the 22 words of the skipped sentence (draw 12) and the 25 of the unread paragraph
     // (draw 44, through the dtw fallback: hmm found no path for them) over the preface
-    const paragraphs = await unspokenParagraphs(12);
-    const aligner = await createAligner('hmm', { modelsDir: 'models', device: 'cpu', threads: 2 });
-    const dtw = await createAligner('dtw', { modelsDir: 'models', device: 'cpu' });
-    try {
-      for (const draw of [12, 44]) {
-        const { book } = await drawnMessyBook(path.join(TMP, `draw-${draw}`), draw, paragraphs);
-        const r = await alignRecording({ files: book.files, words: book.words, blockEnds: book.blockEnds, language: 'en-US', aligner, fallbackAligner: dtw });
-        expect(r.words.flatMap((w, i) => (w && !book.spoken[i] ? [book.words[i]] : [])), `draw ${draw}`).toEqual([]);
-        expect(r.words.filter((w, i) => w && book.spoken[i]).length, `draw ${draw}`).toBe(book.spoken.filter(Boolean).length);
-        expect(r.order, `draw ${draw}`).toEqual(book.trueOrder);
-      }
-    } finally {
-      await aligner.close();
-      await dtw.close();
-    }
+    await expectDrawsAligned(TMP, [12, 44], { order: true, fallback: true });
   }, 180_000);
 
   it('does not time an unread paragraph over a spoken preface that an island heard as a few of its words in order (messy-placements draw 0)', async () => {

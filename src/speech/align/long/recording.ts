@@ -1022,11 +1022,11 @@ function growToSentenceEdges(run: Run, claims: Claim[], pace: Pace, grow: Claim[
  * outside their prompt).
  */
 function headByItsWords(run: Run, c: Claim, k: number, pace: Pace, taken: (h: HeardIn) => boolean): Anchor | null {
-  const { keys, index } = run;
+  const { keys } = run;
   const heard = run.files[c.file]!.heard;
   const first = c.anchors[0]!;
   const missing = first.key - k;
-  const span = 2 * (index.charsBefore[first.key]! - index.charsBefore[k]!) * pace.secondsPerChar + LONG_EDGE_PAUSE;
+  const span = headSpan(run, k, first.key, pace, LONG_EDGE_PAUSE);
   let j = first.key - 1, matched = 0, passed = 0, onset = first.start;
   for (let h = first.heard - 1; h >= 0 && j >= k; h--) {
     const p = heard[h]!;
@@ -1047,6 +1047,11 @@ function headByItsWords(run: Run, c: Claim, k: number, pace: Pace, taken: (h: He
   return null;
 }
 
+/** How far before its first anchor a head of keys k..firstKey-1 may start: twice its words' time at the pace, plus the pauses a reader may make inside it. */
+function headSpan(run: Run, k: number, firstKey: number, pace: Pace, pauses: number): number {
+  return 2 * (run.index.charsBefore[firstKey]! - run.index.charsBefore[k]!) * pace.secondsPerChar + pauses;
+}
+
 /** How far back a head not found by its words may lie: twice its words' time at the pace (as headByItsWords looks), not before another region of the file. */
 function headFrom(run: Run, c: Claim, k: number, pace: Pace, claims: Claim[]): number {
   const heard = run.files[c.file]!.heard;
@@ -1054,8 +1059,7 @@ function headFrom(run: Run, c: Claim, k: number, pace: Pace, claims: Claim[]): n
   // a reader pauses for long inside a sentence at its punctuation ("Americans, [1.1 s] ask not")
   let pauses = EDGE_PAUSE;
   for (let j = k; j < first.key; j++) if (CLAUSE_END.test(run.opts.words[run.keyToken[j]!]!)) pauses = LONG_EDGE_PAUSE;
-  const span = 2 * (run.index.charsBefore[first.key]! - run.index.charsBefore[k]!) * pace.secondsPerChar + pauses;
-  let from = Math.max(0, first.start - span);
+  let from = Math.max(0, first.start - headSpan(run, k, first.key, pace, pauses));
   for (const o of claims) {
     const last = o.anchors.at(-1)!;
     if (o === c || o.file !== c.file || last.end > first.start) continue;
@@ -1315,7 +1319,7 @@ async function timeSegment(run: Run, s: Segment): Promise<{ timed: AlignedWord[]
   const band: AlignOptions = f.decoded.sourceRate < RATE ? { sourceRate: f.decoded.sourceRate } : {};
   const inFile = (ws: AlignedWord[]) => ws.map((w) => ({ ...w, start: s.start + w.start, end: s.start + w.end }));
   // a piece with no audio (its region's last anchor heard before a cut) holds no reading of its words: they get no time
-  if (!(s.end > s.start)) return { timed: words.map((word) => ({ word, start: s.start, end: s.start, skipped: true as const })), fellBackSeconds: 0 };
+  if (!(s.end > s.start)) return { timed: untimed(words, s.start), fellBackSeconds: 0 };
   const sentences = opts.aligner.skips?.(opts.language) ? sentencesOf(run, s) : [];
   const skippable = skippableSentences(words, s.anchored, sentences);
   if (s.head) skippable.unshift([0, s.head.tokens - 1]);
@@ -1357,7 +1361,12 @@ async function timeWithoutHead(run: Run, s: Segment, words: string[]): Promise<{
   const { tokens, bodyStart, grownStart } = s.head!;
   if (grownStart !== null) return timeSegment(run, { ...s, start: grownStart, head: undefined });
   const body = await timeSegment(run, { ...s, start: bodyStart, firstToken: s.firstToken + tokens, head: undefined, anchored: s.anchored.subarray(tokens), retaken: s.retaken.subarray(tokens) });
-  return { timed: [...words.slice(0, tokens).map((word) => ({ word, start: bodyStart, end: bodyStart, skipped: true as const })), ...body.timed], fellBackSeconds: body.fellBackSeconds };
+  return { timed: [...untimed(words.slice(0, tokens), bodyStart), ...body.timed], fellBackSeconds: body.fellBackSeconds };
+}
+
+/** Words the audio holds no reading of: skipped, zero length at `at`. */
+function untimed(words: string[], at: number): AlignedWord[] {
+  return words.map((word) => ({ word, start: at, end: at, skipped: true as const }));
 }
 
 /** The result: regions in reading order, per-file reports and the coverage figures. */
