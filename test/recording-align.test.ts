@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ffmpeg, ffprobe } from '../src/media/ffmpeg.ts';
-import { alignRecording, claimRegions, firstWindows, keepSentencesWhole, joinRuns, readingOrder, skippableSentences, speechBetween, trimEdges, unconfirmedEdges, RecordingAlignmentStopped, RecordingInputError, RecordingMismatchError, type RecordingAlignment, type RecordingProgress } from '../src/speech/align/long/recording.ts';
+import { alignRecording, chanceUtterancesCut, claimRegions, firstWindows, keepSentencesWhole, joinRuns, readingOrder, skippableSentences, speechBetween, trimEdges, unconfirmedEdges, RecordingAlignmentStopped, RecordingInputError, RecordingMismatchError, type RecordingAlignment, type RecordingProgress } from '../src/speech/align/long/recording.ts';
 import { createAligner, type ClosableAligner } from '../src/speech/align/aligners.ts';
 import { balancedBatches, bookDictionary, createBookRecognizer, recognizerModel, segmentedWords, speechStretches } from '../src/speech/align/long/recognize.ts';
 import { decodeRecordingFile } from '../src/speech/align/long/audio.ts';
@@ -893,6 +893,46 @@ describe('long recordings: a one-sentence chapter file (messy-placements draws 3
     // (4 anchors) was chance until a short run that reads its whole sentence in one utterance
     // counted (round 24): 8 words untimed and the file order wrong
     await expectDrawsAligned(TMP, [30, 31, 114], { order: true });
+  }, 180_000);
+});
+
+describe('long recordings: a one-sentence file after a preface or music, heard with its own cepstral mean (messy-placements draws 66, 186, 37 and 49)', () => {
+  it('cuts a run\'s first or last utterance when an island heard it across a long pause from the rest, and it is one anchor or few of its words are', () => {
+    // heard words 0.3 s apart, utterances split by pauses; `island` as an island hears them; sentences end at keys 299 and 109
+    const ends = (k: number) => k === 299 || k === 109;
+    const heardAt = (starts: number[], island = true) => starts.map((t) => ({ word: 'w', start: t, end: t + 0.2, stretch: 0, ...(island ? { island } : {}) }));
+    const anchor = (heard: number, key: number, start: number) => ({ heard, key, start, end: start + 0.2, stretch: 0 });
+    // draw 37: the preface's last utterance (9 words) gave one anchor, 1.8 s before the sentence's 8
+    const preface = [...Array.from({ length: 9 }, (_, i) => 22 + 0.3 * i), ...Array.from({ length: 8 }, (_, i) => 26.6 + 0.3 * i)];
+    const run = [anchor(8, 299, 24.4), ...Array.from({ length: 8 }, (_, i) => anchor(9 + i, 300 + i, 26.6 + 0.3 * i))];
+    expect(chanceUtterancesCut(run, heardAt(preface), ends).map((a) => a.key)).toEqual(run.slice(1).map((a) => a.key));
+    // the book-wide recogniser's words are not an island's guesses: kept
+    expect(chanceUtterancesCut(run, heardAt(preface, false), ends)).toEqual(run);
+    // two anchors of 9 heard words are over the share: kept
+    const two = [anchor(7, 298, 24.1), ...run];
+    expect(chanceUtterancesCut(two, heardAt(preface), ends)).toEqual(two);
+    // under the share but 1 s from the rest, as a borrowed model's island hears a prompt read on: kept
+    const near = [...Array.from({ length: 9 }, (_, i) => 23 + 0.3 * i), ...Array.from({ length: 8 }, (_, i) => 26.6 + 0.3 * i)];
+    const nearRun = [anchor(8, 299, 25.4), ...run.slice(1)];
+    expect(chanceUtterancesCut(nearRun, heardAt(near), ends)).toEqual(nearRun);
+    // draw 49: one word heard alone 2 s after the sentence (in music) is cut; 1 s after, kept
+    const sentence = Array.from({ length: 8 }, (_, i) => 26.6 + 0.3 * i);
+    const words = sentence.map((t, i) => anchor(i, 102 + i, t));
+    expect(chanceUtterancesCut([...words, anchor(8, 110, 30.9)], heardAt([...sentence, 30.9]), ends).map((a) => a.key)).toEqual(words.map((a) => a.key));
+    expect(chanceUtterancesCut([...words, anchor(8, 110, 29.9)], heardAt([...sentence, 29.9]), ends).length).toBe(9);
+    // one word read on inside the sentence after a long pause (a short prompt): kept
+    expect(chanceUtterancesCut([...words, anchor(8, 110, 30.9)], heardAt([...sentence, 30.9]), () => false).length).toBe(9);
+  });
+
+  it('times the sentence and puts the file in its place, though what comes before it in the file would skew a mean carried over, and times no unread word over the preface or music beside it', async () => {
+    // draw 66: a chapter file of the preface (a telephone recording, another voice) and "He might
+    // even have been made amiable himself."; draw 186: music and "He was not an ill disposed young
+    // man.". The island of a file that matched nothing heard the sentence with the cepstral mean of
+    // what came before it, as other words ("the by gave end of animated"): 8 words untimed and the
+    // file order wrong in both, until round 26. Heard better, the preface gave the island one word
+    // of the unread sentence before (draw 37: 19 words timed over it) and the music one of the
+    // skipped sentence after (draw 49: its "And"), until an island's chance edge utterance is cut
+    await expectDrawsAligned(TMP, [66, 186, 37, 49], { order: true });
   }, 180_000);
 });
 

@@ -59,6 +59,12 @@ export interface BookRecognizerOptions {
   dictionary?: Map<string, string[]>;
   /** pocketsphinx_batch's acoustic scorer (default simd: the same output in less CPU; see pocketsphinx-scorer.ts). */
   scorer?: RecognizerScorer;
+  /**
+   * The cepstral mean: `live` (default), carried from utterance to utterance of a run (see
+   * liveCmn); `utterance`, each utterance's own, for audio whose speech is a small part of
+   * what is heard before it (see the islands of a file that matched nothing, recording.ts).
+   */
+  cmn?: 'live' | 'utterance';
 }
 
 export interface BookRecognizer {
@@ -184,8 +190,8 @@ async function addEspeakPronunciations(dict: Map<string, string[]>, pronounce: s
 
 export function createBookRecognizer(words: Iterable<string>, opts: BookRecognizerOptions): BookRecognizer {
   const model = recognizerModel(opts.language, opts.modelDir);
-  // live cepstral mean: carried from utterance to utterance of a run, as pocketsphinx_continuous had it
-  const files = liveCmn(model, opts.workDir);
+  const ownMean = opts.cmn === 'utterance';
+  const files = ownMean ? utteranceCmn(model) : liveCmn(model, opts.workDir);
   const wanted = new Set(words);
   const given = opts.dictionary;
   if (!given && borrowsModel(opts.language ?? 'en')) throw new Error(`a recogniser for "${opts.language}" needs the dictionary bookDictionary makes`);
@@ -222,7 +228,7 @@ export function createBookRecognizer(words: Iterable<string>, opts: BookRecogniz
           // utterance of its own, from its own file, so every word's time is counted from a known start
           const id = runId++;
           const utterances: { name: string; pcm: Buffer; slot?: { w: number; from: number } }[] = [];
-          {
+          if (!ownMean) {
             // warm-up: the run's first window's first seconds once before it, its words dropped
             // (no slot). The cepstral mean is live, carried from utterance to utterance of a run
             // (see liveCmn), and starts from a default; without this the first window of every
@@ -341,6 +347,15 @@ export function segmentedWords(hypseg: string): Map<string, HeardWord[]> {
     out.set(f[0]!, words);
   }
   return out;
+}
+
+/** The model with each utterance normalised by its own cepstral mean (Debian's feat.params already says `-cmn batch`). */
+function utteranceCmn(m: RecognizerModel): RecognizerModel {
+  const at = m.args.indexOf('-cmn');
+  if (at >= 0) return { ...m, args: m.args.map((a, i) => (i === at + 1 ? 'batch' : a)) };
+  const params = path.join(m.hmm, 'feat.params');
+  if (fs.existsSync(params) && !/^-cmn\s+batch\b/m.test(fs.readFileSync(params, 'utf8'))) throw new Error(`${params} does not normalise by each utterance's mean`);
+  return fs.existsSync(params) ? m : { ...m, args: [...m.args, '-cmn', 'batch'] };
 }
 
 /**
