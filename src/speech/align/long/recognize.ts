@@ -61,7 +61,7 @@ export interface BookRecognizerOptions {
   scorer?: RecognizerScorer;
   /**
    * The cepstral mean: `live` (default), carried from utterance to utterance of a run (see
-   * liveCmn); `utterance`, each utterance's own, for audio whose speech is a small part of
+   * withCmn); `utterance`, each utterance's own, for audio whose speech is a small part of
    * what is heard before it (see the islands of a file that matched nothing, recording.ts).
    */
   cmn?: 'live' | 'utterance';
@@ -191,7 +191,7 @@ async function addEspeakPronunciations(dict: Map<string, string[]>, pronounce: s
 export function createBookRecognizer(words: Iterable<string>, opts: BookRecognizerOptions): BookRecognizer {
   const model = recognizerModel(opts.language, opts.modelDir);
   const ownMean = opts.cmn === 'utterance';
-  const files = ownMean ? utteranceCmn(model) : liveCmn(model, opts.workDir);
+  const files = withCmn(model, opts.workDir, ownMean ? 'batch' : 'live');
   const wanted = new Set(words);
   const given = opts.dictionary;
   if (!given && borrowsModel(opts.language ?? 'en')) throw new Error(`a recogniser for "${opts.language}" needs the dictionary bookDictionary makes`);
@@ -231,7 +231,7 @@ export function createBookRecognizer(words: Iterable<string>, opts: BookRecogniz
           if (!ownMean) {
             // warm-up: the run's first window's first seconds once before it, its words dropped
             // (no slot). The cepstral mean is live, carried from utterance to utterance of a run
-            // (see liveCmn), and starts from a default; without this the first window of every
+            // (see withCmn), and starts from a default; without this the first window of every
             // run is heard worse (measured with pocketsphinx_continuous on the small messy book:
             // 78 of 93 spoken words timed with two cold runs, against 86 with one)
             const win = windows[batches[b]![0]!]!;
@@ -349,29 +349,21 @@ export function segmentedWords(hypseg: string): Map<string, HeardWord[]> {
   return out;
 }
 
-/** The model with each utterance normalised by its own cepstral mean (Debian's feat.params already says `-cmn batch`). */
-function utteranceCmn(m: RecognizerModel): RecognizerModel {
-  const at = m.args.indexOf('-cmn');
-  if (at >= 0) return { ...m, args: m.args.map((a, i) => (i === at + 1 ? 'batch' : a)) };
-  const params = path.join(m.hmm, 'feat.params');
-  if (fs.existsSync(params) && !/^-cmn\s+batch\b/m.test(fs.readFileSync(params, 'utf8'))) throw new Error(`${params} does not normalise by each utterance's mean`);
-  return fs.existsSync(params) ? m : { ...m, args: [...m.args, '-cmn', 'batch'] };
-}
-
 /**
- * The model with a live cepstral mean, carried from utterance to utterance of a run as
- * pocketsphinx_continuous had it. Each utterance normalised by its own mean (the models' own
- * setting, `batch` or `current`) heard short ones worse: the tests' small books fell from 174
- * to 160 of 178 spoken French words and from 114 to 94 of 132 Russian ones. A Debian model
- * folder's feat.params says `-cmn batch` and wins over the command line, so a copy of it
- * saying `live` is passed with -featparams.
+ * The model with its cepstral mean as asked: `live`, carried from utterance to utterance of a run
+ * as pocketsphinx_continuous had it, or `batch`, each utterance's own. Each utterance normalised
+ * by its own mean (the models' own setting, `batch` or `current`) heard short ones worse: the
+ * tests' small books fell from 174 to 160 of 178 spoken French words and from 114 to 94 of 132
+ * Russian ones; so `batch` is only for the islands of a file that matched nothing (recording.ts).
+ * A Debian model folder's feat.params (`-cmn batch`) wins over the command line, so a copy of it
+ * saying the mode asked for is passed with -featparams.
  */
-function liveCmn(m: RecognizerModel, dir: string): RecognizerModel {
+function withCmn(m: RecognizerModel, dir: string, mode: 'live' | 'batch'): RecognizerModel {
   const at = m.args.indexOf('-cmn');
-  if (at >= 0) return { ...m, args: m.args.map((a, i) => (i === at + 1 ? 'live' : a)) };
+  if (at >= 0) return { ...m, args: m.args.map((a, i) => (i === at + 1 ? mode : a)) };
   const params = path.join(m.hmm, 'feat.params');
-  if (!fs.existsSync(params)) return { ...m, args: [...m.args, '-cmn', 'live'] };
+  if (!fs.existsSync(params)) return { ...m, args: [...m.args, '-cmn', mode] };
   const copy = path.join(dir, 'feat.params');
-  fs.writeFileSync(copy, fs.readFileSync(params, 'utf8').replace(/^-cmn\s+\S+/m, '-cmn live'));
+  fs.writeFileSync(copy, fs.readFileSync(params, 'utf8').replace(/^-cmn\s+\S+/m, `-cmn ${mode}`));
   return { ...m, args: [...m.args, '-featparams', copy] };
 }
