@@ -747,7 +747,7 @@ export function chanceUtterancesCut(r: Anchor[], heard: HeardIn[], endsSentence:
   // English messy book of seed 11 a telephone prompt, "press star now.": 3 anchors of 21 heard
   // words 3.2 s from the rest, as the unread paragraphs over the preface in draws 224 and 239)
   const chance = (edge: Anchor[], from: number, to: number, pause: number, across: boolean) =>
-    edge.length < r.length && pause > LONG_EDGE_PAUSE && edge.every((a) => heard[a.heard]!.island) && ((edge.length === 1 && across) || edge.length < ISLAND_MATCH * (to - from + 1));
+    pause > LONG_EDGE_PAUSE && edge.every((a) => heard[a.heard]!.island) && ((edge.length === 1 && across) || edge.length < ISLAND_MATCH * (to - from + 1));
   const [i0, j0] = utteranceAround(heard, r[0]!.heard);
   const head = r.filter((a) => a.heard <= j0);
   const next = r[head.length];
@@ -1188,19 +1188,19 @@ export function readingOrder(files: { decoded: { index: number; duration: number
  * (the recogniser garbles a second reading: its model does not expect a sentence twice), or two
  * consecutive heard words outside the anchor chain that are two consecutive anchored words of
  * the text nearby (within RETAKE_SECONDS: a passage heard twice). Returns the tokens beside
- * either sign (per token of the region; their sentences become repeatable for the per-segment
+ * either sign (per token of the region from token `base`, a head's included; their sentences become repeatable for the per-segment
  * aligner) and the stretches of audio between the readings, where the region is not cut.
  */
-function retakesOf(run: Run, c: Claim): { retaken: Uint8Array; zones: [number, number][] } {
+function retakesOf(run: Run, c: Claim, base: number): { retaken: Uint8Array; zones: [number, number][] } {
   const { keys, keyToken } = run;
   const heard = run.files[c.file]!.heard;
   const first = c.anchors[0]!, last = c.anchors.at(-1)!;
-  const retaken = new Uint8Array(keyToken[last.key]! - keyToken[first.key]! + 1);
+  const retaken = new Uint8Array(keyToken[last.key]! - base + 1);
   const zones: [number, number][] = [];
   const chain = new Set(c.anchors.map((a) => a.heard));
   // the tokens of these keys are retaken; the region is not cut in [from, to)
   const mark = (keysMarked: number[], from: number, to: number) => {
-    for (const k of keysMarked) retaken[keyToken[k]! - keyToken[first.key]!] = 1;
+    for (const k of keysMarked) retaken[keyToken[k]! - base] = 1;
     zones.push([from, to]);
   };
   // anchors by the key pair they start: (key k, key k+1) heard as consecutive anchors
@@ -1240,9 +1240,7 @@ function cutSegments(run: Run, claims: Claim[]): Segment[] {
     const base = keyToken[c.head?.key ?? first.key]!;
     const anchored = new Uint8Array(keyToken[last.key]! - base + 1);
     for (const a of c.anchors) anchored[keyToken[a.key]! - base] = 1;
-    const { retaken: retakenFromFirst, zones } = retakesOf(run, c);
-    const retaken = new Uint8Array(anchored.length);
-    retaken.set(retakenFromFirst, keyToken[first.key]! - base);
+    const { retaken, zones } = retakesOf(run, c, base);
     // a segment's share of the region's per-token marks
     const perToken = (a: number, b: number) => ({ anchored: anchored.subarray(a - base, b - base + 1), retaken: retaken.subarray(a - base, b - base + 1) });
     const bodyStart = segmentStart(f, first);
@@ -1427,7 +1425,10 @@ function report(
   // a head the aligner found (Claim.head) is part of its region
   const headOf = (c: Claim) => (c.head ? words[keyToken[c.head.key]!] : null);
   const regions: RecordingRegion[] = r.claims
-    .map((c) => ({ file: c.file, start: headOf(c)?.start ?? c.anchors[0]!.start, end: c.anchors.at(-1)!.end, firstWord: headOf(c) ? keyToken[c.head!.key]! : keyToken[c.anchors[0]!.key]!, lastWord: keyToken[c.anchors.at(-1)!.key]! }))
+    .map((c) => {
+      const head = headOf(c);
+      return { file: c.file, start: head?.start ?? c.anchors[0]!.start, end: c.anchors.at(-1)!.end, firstWord: keyToken[head ? c.head!.key : c.anchors[0]!.key]!, lastWord: keyToken[c.anchors.at(-1)!.key]! };
+    })
     .sort((a, b) => order.indexOf(a.file) - order.indexOf(b.file) || a.start - b.start);
   const wordsTimed = words.filter(Boolean).length;
   const audioMatchedSeconds = regions.reduce((s, x) => s + x.end - x.start, 0);
