@@ -695,12 +695,18 @@ function findRuns(run: Run, c: Chained, fi: number, want: (fi: number, a: number
   const long = (r: Anchor[]) => r.length >= MIN_ANCHORS;
   const continues = (a: Anchor[] | undefined, b: Anchor[] | undefined) => !!a && !!b && b[0]!.key - a.at(-1)!.key - 1 <= MAX_GAP_WORDS && b[0]!.key > a.at(-1)!.key;
   const heard = run.files[fi]!.heard;
-  // a run that continues no neighbour's text, heard only by an island amid words that match nothing, is chance too
-  const alone = (i: number) => !continues(all[i - 1], all[i]) && !continues(all[i], all[i + 1]);
+  // runs heard only by an island, amid words that match nothing, are chance too: a run alone, or
+  // several that continue each other's text (its group), judged together
+  const group = (i: number) => {
+    let a = i, b = i;
+    while (a > 0 && continues(all[a - 1], all[a])) a--;
+    while (b < all.length - 1 && continues(all[b], all[b + 1])) b++;
+    return all.slice(a, b + 1).flat();
+  };
   // and one heard only by an island, amid words that match little, whose text runs on into a neighbour's across speech the text between cannot hold
   const speechWedges = (a: Anchor[] | undefined, b: Anchor[] | undefined) => continues(a, b) && speechBetween(a!, b!, heard);
   const wedged = (i: number) => islandChance(all[i]!, heard, WEDGED_MATCH) && (speechWedges(all[i - 1], all[i]) || speechWedges(all[i], all[i + 1]));
-  const kept = all.filter((r, i) => (long(r) || (long(all[i - 1] ?? []) && continues(all[i - 1], r)) || (long(all[i + 1] ?? []) && continues(r, all[i + 1])) || readsItsSentence(run, r, heard)) && !(alone(i) && islandChance(r, heard)) && !wedged(i));
+  const kept = all.filter((r, i) => (long(r) || (long(all[i - 1] ?? []) && continues(all[i - 1], r)) || (long(all[i + 1] ?? []) && continues(r, all[i + 1])) || readsItsSentence(run, r, heard)) && !islandChance(group(i), heard) && !wedged(i));
   const runs = joinRuns(kept, c.predicted, run.keyToken).map((r) => chanceUtterancesCut(trimEdges(r, c.predicted), heard, (k) => keyEndsSentence(run, k))).filter((r) => r.length >= MIN_SHORT_RUN);
   for (const r of runs) for (const [a, b] of unconfirmedEdges(r)) want(fi, a, b);
   return runs;
