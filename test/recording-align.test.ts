@@ -841,6 +841,20 @@ describe('long recordings: sentences read in one go, heads found by their words 
   }, 180_000);
 });
 
+describe('long recordings: a head found by the most of its words (messy-placements draws 230 and 19)', () => {
+  it('starts jfk\'s head at the "And" most of his missing words follow, not at a nearer "and" the island heard in his pause', async () => {
+    // after the preface, the island heard "and as wrought my fellow not as and ask the ask" before
+    // "what your country": the head's search took the nearest "and" (29.51 s, in his 1.1 s pause
+    // after "Americans,") for the sentence's first word, and "And so my fellow Americans, ask"
+    // were squeezed 2.5 s late (boundary MAE 175.3 ms) until round 27; the "And" at 26.55 s is
+    // followed by "my fellow" and "ask", the later one by "ask" alone (reference: 26.71 s). Draw
+    // 19: "and americans [2.5 s] and not and what": the first "and" lies past the pause, and the
+    // second is "ask" misheard; matched in order with no limit on the words passed over, "and
+    // … not" made it the head, 3 s late (MAE 212.3 ms), where the aligner finds "And" itself
+    await expectDrawsAligned(TMP, [230, 19], { maxStart: 0.3, order: true });
+  }, 120_000);
+});
+
 describe('long recordings: a head its words do not find, left to the aligner (messy-placements draws 26, 75 and 15)', () => {
   it('times jfk\'s first words after the preface or music where he says them, though the recogniser heard them as other words', async () => {
     // draw 26: after the preface, "And so my fellow Americans, ask not" heard as "it at all might

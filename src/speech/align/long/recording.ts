@@ -1064,10 +1064,11 @@ function growToSentenceEdges(run: Run, claims: Claim[], pace: Pace, grow: Claim[
  * A region's missing head (book keys k..first-1, back to its sentence's start) found by its own
  * words (round 22): heard words before the first anchor, across pauses of up to
  * LONG_EDGE_PAUSE and no further than twice the time the words take at the pace, matched to
- * the missing keys backwards in order, nearest first. When the sentence's first word is among
- * them, and another one besides when more than one is missing, the head starts there. Else the
- * per-segment aligner looks for it (Claim.head, round 25), or, one that cannot leave words out,
- * it grows by sounding time. An orator's pauses inside a sentence are longer than EDGE_PAUSE (jfk's "And so, my
+ * the missing keys in order, each as far past the last match as the heard words between allow,
+ * plus two. The head starts at the heard sentence's first word that the most matches follow (of
+ * equals, the nearest: round 27), if one more matches when more than one word is missing. Else
+ * the per-segment aligner looks for it (Claim.head, round 25), or, one that cannot leave words
+ * out, it grows by sounding time. An orator's pauses inside a sentence are longer than EDGE_PAUSE (jfk's "And so, my
  * fellow Americans, [1.1 s] ask not"), and his pace slower than the book's, so growth by
  * sounding time alone stopped 2-3 s late and squeezed seven words into the last second before
  * the anchor (bench/messy-placements.bench.ts, draws 21, 33, 34). Crossing such pauses without
@@ -1080,24 +1081,39 @@ function headByItsWords(run: Run, c: Claim, k: number, pace: Pace, taken: (h: He
   const first = c.anchors[0]!;
   const missing = first.key - k;
   const span = headSpan(run, k, first.key, pace, LONG_EDGE_PAUSE);
-  let j = first.key - 1, matched = 0, passed = 0, onset = first.start;
-  for (let h = first.heard - 1; h >= 0 && j >= k; h--) {
+  // the heard words it may hold, back from the anchor
+  let h0 = first.heard, onset = first.start;
+  for (let h = first.heard - 1; h >= 0; h--) {
     const p = heard[h]!;
     if (p.stretch !== first.stretch || onset - p.end > LONG_EDGE_PAUSE || first.start - p.start > span || taken(p)) break;
-    onset = p.start;
-    // the nearest missing word it is, passing over as many as the heard words between (each
-    // may be one misheard) and two the recogniser did not hear at all
-    for (let m = j; m >= Math.max(k, j - 2 - passed); m--) {
-      if (keys[m] !== p.word) continue;
-      matched++;
-      j = m - 1;
-      passed = -1;
-      if (m === k) return matched >= Math.min(2, missing) ? { heard: h, key: k, start: p.start, end: p.start, stretch: p.stretch } : null;
-      break;
-    }
-    passed++;
+    (h0 = h), (onset = p.start);
   }
-  return null;
+  const said = heard.slice(h0, first.heard).map((p) => p.word);
+  const want = keys.slice(k, first.key);
+  // a heard word may stand for a missing word as far on as the words heard between allow, plus
+  // two the recogniser did not hear at all; the anchor closes the chain (n: its place in said)
+  const n = said.length;
+  const reaches = (i: number, j: number, i2: number, j2: number) => j2 - j - 1 <= i2 - i - 1 + 2;
+  // most: the most missing words heard in order from heard word i as missing word j on (0: no chain to the anchor)
+  const most = new Int32Array(n * want.length);
+  for (let i = n - 1; i >= 0; i--) {
+    for (let j = want.length - 1; j >= 0; j--) {
+      if (said[i] !== want[j]) continue;
+      let m = reaches(i, j, n, want.length) ? 1 : 0;
+      for (let i2 = i + 1; i2 < n; i2++) for (let j2 = j + 1; j2 < want.length; j2++) if (most[i2 * want.length + j2]! && reaches(i, j, i2, j2)) m = Math.max(m, 1 + most[i2 * want.length + j2]!);
+      most[i * want.length + j] = m;
+    }
+  }
+  // the head starts at the sentence's first word heard with the most of the others after it;
+  // of equals, the nearest (round 27: the nearest alone took an "and" in jfk's pause, draw 230)
+  let best = -1, bestMatched = 0;
+  for (let i = n - 1; i >= 0; i--) {
+    const matched = most[i * want.length]!;
+    if (matched > bestMatched) (best = i), (bestMatched = matched);
+  }
+  if (best < 0 || bestMatched < Math.min(2, missing)) return null;
+  const p = heard[h0 + best]!;
+  return { heard: h0 + best, key: k, start: p.start, end: p.start, stretch: p.stretch };
 }
 
 /** How far before its first anchor a head of keys k..firstKey-1 may start: twice its words' time at the pace, plus the pauses a reader may make inside it. */
