@@ -987,10 +987,11 @@ describe('long recordings: island runs that are chance', () => {
   it('does not time an unread paragraph over the preface where an island heard two chance runs that continue each other (messy-placements draw 168)', async () => {
     // the island before the first chapter's run heard the preface as "it to a" and, 3 s later,
     // "out of the … a gun he": 3 and 6 anchors, together 0.17 of the words heard within 3 s of
-    // them; each continues the other's text, so neither was alone and both were kept; the region grown from them timed
-    // the colossal-puff paragraph and the skipped sentence, 33 unread words, until round 27
-    // judged such a group as one run. (The chapter's sentence after the music, "He might even
-    // have been made amiable himself.", is heard as other words and left untimed: README, round 27)
+    // them; each continues the other's text, so neither was alone and both were kept, and the
+    // region grown from them timed the colossal-puff paragraph and the skipped sentence (33
+    // unread words) until round 27 judged such a group as one run. (The chapter's sentence after
+    // the music, "He might even have been made amiable himself.", is heard as other words and
+    // left untimed: README, round 27)
     await expectDrawsAligned(TMP, [168], { order: true, spokenUntimed: true });
   }, 120_000);
 

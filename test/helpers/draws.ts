@@ -9,8 +9,8 @@ import { drawnMessyBook, referenceErrors, unspokenParagraphs, type MessyBook } f
 /**
  * Aligns drawn messy books with hmm (two threads; `fallback`: dtw behind it) and checks what the
  * draw tests ask of each: every spoken word timed, no unread word timed (unless `spokenUntimed`
- * or `unreadTimed` lets through a known failure the test is not about), and when asked, every start with a
- * reference within `maxStart` seconds of it and the files in their reading order.
+ * or `unreadTimed` lets through a known failure the test is not about), and when asked, every
+ * start with a reference within `maxStart` seconds of it and the files in their reading order.
  */
 export async function expectDrawsAligned(
   dir: string,

@@ -1100,7 +1100,9 @@ function headByItsWords(run: Run, c: Claim, k: number, pace: Pace, taken: (h: He
     for (let j = want.length - 1; j >= 0; j--) {
       if (said[i] !== want[j]) continue;
       let m = reaches(i, j, n, want.length) ? 1 : 0;
-      for (let i2 = i + 1; i2 < n; i2++) for (let j2 = j + 1; j2 < want.length; j2++) if (most[i2 * want.length + j2]! && reaches(i, j, i2, j2)) m = Math.max(m, 1 + most[i2 * want.length + j2]!);
+      for (let i2 = i + 1; i2 < n; i2++) {
+        for (let j2 = j + 1; j2 < want.length && reaches(i, j, i2, j2); j2++) if (most[i2 * want.length + j2]!) m = Math.max(m, 1 + most[i2 * want.length + j2]!);
+      }
       most[i * want.length + j] = m;
     }
   }
