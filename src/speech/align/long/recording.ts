@@ -696,17 +696,19 @@ function findRuns(run: Run, c: Chained, fi: number, want: (fi: number, a: number
   const continues = (a: Anchor[] | undefined, b: Anchor[] | undefined) => !!a && !!b && b[0]!.key - a.at(-1)!.key - 1 <= MAX_GAP_WORDS && b[0]!.key > a.at(-1)!.key;
   const heard = run.files[fi]!.heard;
   // runs heard only by an island, amid words that match nothing, are chance too: a run alone, or
-  // several that continue each other's text (its group), judged together
-  const group = (i: number) => {
-    let a = i, b = i;
-    while (a > 0 && continues(all[a - 1], all[a])) a--;
-    while (b < all.length - 1 && continues(all[b], all[b + 1])) b++;
-    return all.slice(a, b + 1).flat();
-  };
+  // several that continue each other's text (a group), judged together
+  const groupOf: number[] = [];
+  const groups: Anchor[][] = [];
+  all.forEach((r, i) => {
+    if (i && continues(all[i - 1], r)) groups.at(-1)!.push(...r);
+    else groups.push([...r]);
+    groupOf.push(groups.length - 1);
+  });
+  const chanceGroup = groups.map((g) => islandChance(g, heard));
   // and one heard only by an island, amid words that match little, whose text runs on into a neighbour's across speech the text between cannot hold
   const speechWedges = (a: Anchor[] | undefined, b: Anchor[] | undefined) => continues(a, b) && speechBetween(a!, b!, heard);
   const wedged = (i: number) => islandChance(all[i]!, heard, WEDGED_MATCH) && (speechWedges(all[i - 1], all[i]) || speechWedges(all[i], all[i + 1]));
-  const kept = all.filter((r, i) => (long(r) || (long(all[i - 1] ?? []) && continues(all[i - 1], r)) || (long(all[i + 1] ?? []) && continues(r, all[i + 1])) || readsItsSentence(run, r, heard)) && !islandChance(group(i), heard) && !wedged(i));
+  const kept = all.filter((r, i) => (long(r) || (long(all[i - 1] ?? []) && continues(all[i - 1], r)) || (long(all[i + 1] ?? []) && continues(r, all[i + 1])) || readsItsSentence(run, r, heard)) && !chanceGroup[groupOf[i]!] && !wedged(i));
   const runs = joinRuns(kept, c.predicted, run.keyToken).map((r) => chanceUtterancesCut(trimEdges(r, c.predicted), heard, (k) => keyEndsSentence(run, k))).filter((r) => r.length >= MIN_SHORT_RUN);
   for (const r of runs) for (const [a, b] of unconfirmedEdges(r)) want(fi, a, b);
   return runs;
@@ -753,7 +755,7 @@ export function chanceUtterancesCut(r: Anchor[], heard: HeardIn[], endsSentence:
   // English messy book of seed 11 a telephone prompt, "press star now.": 3 anchors of 21 heard
   // words 3.2 s from the rest, as the unread paragraphs over the preface in draws 224 and 239)
   const chance = (edge: Anchor[], from: number, to: number, pause: number, across: boolean) =>
-    pause > LONG_EDGE_PAUSE && edge.every((a) => heard[a.heard]!.island) && ((edge.length === 1 && across) || edge.length < ISLAND_MATCH * (to - from + 1));
+    pause > LONG_EDGE_PAUSE && islandOnly(edge, heard) && ((edge.length === 1 && across) || edge.length < ISLAND_MATCH * (to - from + 1));
   const [i0, j0] = utteranceAround(heard, r[0]!.heard);
   const head = r.filter((a) => a.heard <= j0);
   const next = r[head.length];
@@ -1212,8 +1214,9 @@ export function readingOrder(files: { decoded: { index: number; duration: number
  * (the recogniser garbles a second reading: its model does not expect a sentence twice), or two
  * consecutive heard words outside the anchor chain that are two consecutive anchored words of
  * the text nearby (within RETAKE_SECONDS: a passage heard twice). Returns the tokens beside
- * either sign (per token of the region from token `base`, a head's included; their sentences become repeatable for the per-segment
- * aligner) and the stretches of audio between the readings, where the region is not cut.
+ * either sign (per token of the region from token `base`, a head's included; their sentences
+ * become repeatable for the per-segment aligner) and the stretches of audio between the
+ * readings, where the region is not cut.
  */
 function retakesOf(run: Run, c: Claim, base: number): { retaken: Uint8Array; zones: [number, number][] } {
   const { keys, keyToken } = run;
