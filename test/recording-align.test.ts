@@ -717,6 +717,27 @@ describe('long recordings: islands heard again with their own text', () => {
     expect(islandsToHear([{ duration: 12, runs: [jump(1)] }], index, pace).filter((i) => i.start > 0 && i.end < 12)).toEqual([]);
   });
 
+  it('islandsToHear: a file that matched nothing is heard with each free stretch of text whole, up to a short chapter\'s length, and with the edges of a longer one', () => {
+    const keys = Array.from({ length: 3000 }, (_, k) => `w${k % 50}`); // 4 characters each, with the space
+    const index = buildTextIndex(keys);
+    const pace = { ...DEFAULT_PACE, secondsPerChar: 0.07 };
+    const run = (k0: number, k1: number, t0: number) => Array.from({ length: k1 - k0 + 1 }, (_, i) => ({ heard: i, key: k0 + i, start: t0 + 0.3 * i, end: t0 + 0.3 * i + 0.25, stretch: 0 }));
+    const [island, ...more] = islandsToHear([
+      { duration: 30, runs: [run(100, 119, 5)] },
+      // free text 120-999 (3,520 characters) and 1020-2899 (7,520)
+      { duration: 60, runs: [run(1000, 1019, 5), run(2900, 2919, 40)] },
+      // 10 s that matched nothing: the pace's share is 1.5 × 10 / 0.07 + 40 + 800 characters, about 263 keys
+      { duration: 10, runs: [] },
+    ], index, pace).filter((i) => i.file === 2);
+    expect(more).toEqual([]);
+    const holds = (k: number) => island!.text.some(([a, b]) => k >= a && k <= b);
+    // the shorter stretch whole: a sentence read after unread paragraphs lies in its middle
+    for (const k of [120, 560, 999]) expect(holds(k)).toBe(true);
+    // the longer one at its edges only, as before
+    for (const k of [1020, 1250, 2650, 2899]) expect(holds(k)).toBe(true);
+    for (const k of [1300, 1960, 2600]) expect(holds(k)).toBe(false);
+  });
+
   it('claimRegions: a run of 3 anchors counts beside a region of its file whose text it continues (a sentence after music), not alone nor beside another file\'s', () => {
     const run = (k0: number, n: number, t0: number) => Array.from({ length: n }, (_, i) => ({ heard: i, key: k0 + i, start: t0 + 0.3 * i, end: t0 + 0.3 * i + 0.25, stretch: 0 }));
     const claims = claimRegions([
@@ -947,6 +968,18 @@ describe('long recordings: a one-sentence file after a preface or music, heard w
     // of the unread sentence before (draw 37: 19 words timed over it) and the music one of the
     // skipped sentence after (draw 49: its "And"), until an island's chance edge utterance is cut
     await expectDrawsAligned(TMP, [66, 186, 37, 49], { order: true });
+  }, 180_000);
+});
+
+describe('long recordings: a chapter file that matched nothing, whose one sentence follows unread text (messy-placements draws 32, 74, 36)', () => {
+  it('times the sentence and puts the file in its place', async () => {
+    // a chapter file of noise (draw 32), music (74) or the preface (36) and then "He might even
+    // have been made amiable himself.", whose text comes after a heading, unread paragraphs and a
+    // skipped sentence: the island of a file that matched nothing held the free text within the
+    // pace's share and 800 characters of each region's edge, which did not reach the sentence, so
+    // it was heard as other words ("he by he been it them dated"), 8 words untimed and the file
+    // order wrong in 74 and 36, until round 28 heard a free stretch of up to 5,000 characters whole
+    await expectDrawsAligned(TMP, [32, 74, 36], { order: true });
   }, 180_000);
 });
 

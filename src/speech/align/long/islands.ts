@@ -14,6 +14,11 @@ export const ISLAND_SECONDS = 45;
 export const INNER_WORDS = 5;
 /** Text beyond the pace's share heard at a file that matched nothing: a chapter heading, a paragraph the reader left out. */
 const UNMATCHED_EXTRA_CHARS = 800;
+/**
+ * A free stretch of text up to this long is heard whole at a file that matched nothing (about
+ * 900 words: a short chapter): the file's speech can lie anywhere in it, not only at its edges.
+ */
+const UNMATCHED_WHOLE_CHARS = 5000;
 /** Shorter gaps hold no words worth a recogniser run. */
 const MIN_ISLAND = 1.2;
 /** Text allowed per second of island, beyond the pace: a slow reader, a margin of words. */
@@ -49,13 +54,19 @@ export function islandsToHear(files: FileRuns[], index: TextIndex, pace: Pace): 
   const taken = (k: number) => spans.some(([s, e]) => k >= s && k <= e);
   const charsFor = (seconds: number) => (TEXT_MARGIN * seconds) / pace.secondsPerChar + TEXT_SLACK_CHARS;
   const chars = (k0: number, k1: number) => index.charsBefore[k1 + 1]! - index.charsBefore[k0]!;
-  /** Free keys after `k` (forward) or before it (backward), as many as `seconds` of speech hold. */
-  const freeText = (k: number, dir: 1 | -1, seconds: number, extraChars = 0): [number, number] | null => {
-    const limit = charsFor(seconds) + extraChars;
+  /**
+   * Free keys after `k` (forward) or before it (backward), as many as `seconds` of speech hold
+   * (and `extraChars` more); the whole free stretch there when it is at most `wholeChars` long.
+   */
+  const freeText = (k: number, dir: 1 | -1, seconds: number, extraChars = 0, wholeChars = 0): [number, number] | null => {
+    const span = (n: number) => chars(Math.min(k + dir, n), Math.max(k + dir, n));
     let end = k;
-    for (let n = k + dir; n >= 0 && n < index.keys.length && !taken(n); n += dir) {
-      if (chars(Math.min(k + dir, n), Math.max(k + dir, n)) > limit) break;
-      end = n;
+    for (let n = k + dir; n >= 0 && n < index.keys.length && !taken(n); n += dir) end = n;
+    if (end !== k && span(end) > wholeChars) {
+      const limit = charsFor(seconds) + extraChars;
+      const stretchEnd = end;
+      end = k;
+      for (let n = k + dir; n !== stretchEnd + dir && span(n) <= limit; n += dir) end = n;
     }
     if (end === k) return null;
     return dir === 1 ? [k + 1, end] : [end, k - 1];
@@ -72,11 +83,13 @@ export function islandsToHear(files: FileRuns[], index: TextIndex, pace: Pace): 
       // a file that matched nothing (a short chapter the book-wide model misheard throughout):
       // a chapter file starts where some region's text ends and ends where another's begins,
       // so its start is heard with the free text after every region, its end with the text
-      // before every region
+      // before every region; a short free stretch whole, since unread text (a heading, an
+      // epigraph, a paragraph left out) can lie between a region and the file's speech (round
+      // 28: a sentence after two unread paragraphs and a skipped one was not in its model)
       if (!all.length || f.duration < MIN_ISLAND) return;
       const head = Math.min(f.duration, ISLAND_SECONDS), tail = Math.max(head, f.duration - ISLAND_SECONDS);
-      const after = (seconds: number) => all.map((r) => freeText(r.at(-1)!.key, 1, seconds, UNMATCHED_EXTRA_CHARS));
-      const before = (seconds: number) => all.map((r) => freeText(r[0]!.key, -1, seconds, UNMATCHED_EXTRA_CHARS));
+      const after = (seconds: number) => all.map((r) => freeText(r.at(-1)!.key, 1, seconds, UNMATCHED_EXTRA_CHARS, UNMATCHED_WHOLE_CHARS));
+      const before = (seconds: number) => all.map((r) => freeText(r[0]!.key, -1, seconds, UNMATCHED_EXTRA_CHARS, UNMATCHED_WHOLE_CHARS));
       if (f.duration <= 2 * ISLAND_SECONDS) add(fi, 0, f.duration, [...after(f.duration), ...before(f.duration)]);
       else (add(fi, 0, head, after(head)), add(fi, tail, f.duration, before(f.duration - tail)));
       return;
