@@ -23,6 +23,25 @@ describe('espeak backend (lectern-espeak helper, real libespeak-ng)', () => {
     expect(langs.find((l) => l.code === 'en-US')!.name).toMatch(/English/);
   });
 
+  it('gives the same audio for the same request, whatever the helper said before (each synthesis is forked from the state before any)', async () => {
+    const text = 'The chance of anything coming from Mars, they said, was a million to one.';
+    const used = new EspeakProcess(), fresh = new EspeakProcess();
+    try {
+      const a = await used.synth('en-us', text, 175);
+      await used.synth('en-us', 'And yet they came, across the gulf of space.', 240);
+      const b = await used.synth('en-us', text, 175);
+      const c = await fresh.synth('en-us', text, 175);
+      for (const x of [b, c]) {
+        expect(x.pcm.length).toBe(a.pcm.length);
+        expect(Buffer.from(x.pcm.buffer, x.pcm.byteOffset, x.pcm.byteLength).equals(Buffer.from(a.pcm.buffer, a.pcm.byteOffset, a.pcm.byteLength))).toBe(true);
+        expect(x.marks).toEqual(a.marks);
+      }
+    } finally {
+      await used.close();
+      await fresh.close();
+    }
+  });
+
   it('gives every source token an engine timing, in order, including numbers and abbreviations', async () => {
     const text = 'Hello wörld, it costs 1,200 U.S. dollars — really. Ask not!';
     const [out] = await tts.synthesize([{ text, language: 'en-US' }]);
