@@ -118,28 +118,64 @@ static void synth_here(const char *voice, int rate, char *text, size_t n) {
  * next (the pitch flutter's index is a static in wavegen.c), so the second synthesis of a text
  * differed from the first from 15 ms in, and dtw's word times moved by 5-9 ms on average (up
  * to 70 ms) from one call to the next on the same audio, with what the helper had said before.
- * A fork costs well under a millisecond; a new helper per synthesis costs 26.
+ * A fork costs about 3 ms; a new helper per synthesis 10-26. The child answers into a pipe and
+ * its answer is passed on only once it has finished: one that dies mid-answer must not leave
+ * half a frame on stdout, where the reader would wait for the rest.
  */
 static void do_synth(const char *voice, int rate, char *text, size_t n) {
   fflush(stdout);
+  int fds[2];
+  if (pipe(fds) < 0) {
+    put_error("cannot make a pipe for eSpeak NG synthesis");
+    return;
+  }
   pid_t pid = fork();
   if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
     put_error("cannot fork for eSpeak NG synthesis");
     return;
   }
   if (pid == 0) {
+    close(fds[0]);
+    if (dup2(fds[1], STDOUT_FILENO) < 0) _exit(4);
+    close(fds[1]);
     synth_here(voice, rate, text, n);
     fflush(stdout);
     _exit(0);
   }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) {
-      put_error("lost the eSpeak NG synthesis child");
-      return;
+  close(fds[1]);
+  size_t cap = 1 << 16, len = 0;
+  char *answer = malloc(cap);
+  char scratch[4096];
+  for (;;) {
+    if (answer && len == cap) {
+      char *grown = realloc(answer, cap * 2);
+      if (!grown) {
+        free(answer);
+        answer = NULL;
+      } else {
+        answer = grown;
+        cap *= 2;
+      }
     }
+    /* (out of memory: the rest is drained, so that the child can finish, and the request fails) */
+    ssize_t got = answer ? read(fds[0], answer + len, cap - len) : read(fds[0], scratch, sizeof scratch);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) break;
+    if (answer) len += (size_t)got;
   }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) put_error("eSpeak NG synthesis stopped");
+  close(fds[0]);
+  int status = -1; /* (not an exit: a child waitpid cannot report fails the request) */
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (answer && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+    fwrite(answer, 1, len, stdout);
+    fflush(stdout);
+  } else {
+    put_error(answer ? "eSpeak NG synthesis stopped" : "out of memory for eSpeak NG synthesis");
+  }
+  free(answer);
 }
 
 static void do_phonemize(const char *voice, char *text, size_t n) {
