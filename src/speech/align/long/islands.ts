@@ -60,14 +60,17 @@ export function islandsToHear(files: FileRuns[], index: TextIndex, pace: Pace): 
    */
   const freeText = (k: number, dir: 1 | -1, seconds: number, extraChars = 0, wholeChars = 0): [number, number] | null => {
     const span = (n: number) => chars(Math.min(k + dir, n), Math.max(k + dir, n));
-    let end = k;
-    for (let n = k + dir; n >= 0 && n < index.keys.length && !taken(n); n += dir) end = n;
-    if (end !== k && span(end) > wholeChars) {
-      const limit = charsFor(seconds) + extraChars;
-      const stretchEnd = end;
-      end = k;
-      for (let n = k + dir; n !== stretchEnd + dir && span(n) <= limit; n += dir) end = n;
+    const limit = charsFor(seconds) + extraChars;
+    let end = k, whole = true;
+    for (let n = k + dir; n >= 0 && n < index.keys.length && !taken(n); n += dir) {
+      if (span(n) > Math.max(limit, wholeChars)) {
+        whole = false;
+        break;
+      }
+      end = n;
     }
+    // a stretch longer than wholeChars: as much of it as the limit holds
+    if (!whole) while (end !== k && span(end) > limit) end -= dir;
     if (end === k) return null;
     return dir === 1 ? [k + 1, end] : [end, k - 1];
   };
