@@ -874,6 +874,12 @@ describe('long recordings: a head found by the most of its words (messy-placemen
     // … not" made it the head, 3 s late (MAE 212.3 ms), where the aligner finds "And" itself
     await expectDrawsAligned(TMP, [230, 19], { maxStart: 0.3, order: true });
   }, 120_000);
+
+  it('lets the aligner start a head found by its words inside the misheard word before it (messy-placements draw 122)', async () => {
+    // after the music, jfk's "And" was heard 0.24 s late, run into the misheard word before it,
+    // whose end bounded the segment: "And" was timed 0.24 s late until round 28 (reference 8.32 s)
+    await expectDrawsAligned(TMP, [122], { maxStart: 0.15, order: true });
+  }, 120_000);
 });
 
 describe('long recordings: a head its words do not find, left to the aligner (messy-placements draws 26, 75 and 15)', () => {

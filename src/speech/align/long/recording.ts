@@ -361,6 +361,8 @@ export interface Claim {
    * first anchor (see timeSegment).
    */
   head?: { key: number; from: number; grownFrom: number | null };
+  /** Its first anchor is a head found by its words (headByItsWords): its segment may start inside the heard word before it (segmentStart). */
+  headFound?: boolean;
 }
 
 /** A stretch of one file and the book tokens the per-segment aligner times in it. */
@@ -1026,7 +1028,7 @@ function growToSentenceEdges(run: Run, claims: Claim[], pace: Pace, grow: Claim[
     let k = first.key;
     while (k > 0 && !endsSentence(keyToken[k - 1]!) && !keyTaken(k - 1, c)) k--;
     const head = k < first.key ? headByItsWords(run, c, k, pace, (p) => heardTaken(c.file, p, c)) : null;
-    if (head) c.anchors.unshift(head);
+    if (head) (c.anchors.unshift(head), (c.headFound = true));
     else if (k < first.key) {
       // take heard words back from the anchor, no further than a pause, until they sound
       // about as long as the missing words take
@@ -1250,10 +1252,15 @@ function retakesOf(run: Run, c: Claim, base: number): { retaken: Uint8Array; zon
 }
 
 /** Where a region's first segment starts, from its first anchor: PAD before it, not before the word heard before it ends. */
-function segmentStart(f: FileState, first: Anchor): number {
+function segmentStart(f: FileState, first: Anchor, intoWordBefore = false): number {
   // (a word heard before the first anchor can overlap it: one heard again as an island beside one heard before)
   const before = f.heard[first.heard - 1];
-  return Math.max(0, first.start - PAD, before && before.end <= first.start ? before.end : 0);
+  // a head found by its words starts where the recogniser heard its first word, often late, run
+  // into the misheard word before it (jfk's "And" heard 0.24 s late after the music, and the
+  // segment could not start before it: messy-placements draw 122, round 28); the aligner gets
+  // that word's audio too, no more than PAD before the heard start, as a head with nothing before it
+  const bound = !before ? 0 : intoWordBefore ? before.start : before.end <= first.start ? before.end : 0;
+  return Math.max(0, first.start - PAD, bound);
 }
 
 /** 4. Segments for the per-segment aligner: each region, cut at anchors once a segment passes SEGMENT_SECONDS. */
@@ -1270,7 +1277,7 @@ function cutSegments(run: Run, claims: Claim[]): Segment[] {
     const { retaken, zones } = retakesOf(run, c, base);
     // a segment's share of the region's per-token marks
     const perToken = (a: number, b: number) => ({ anchored: anchored.subarray(a - base, b - base + 1), retaken: retaken.subarray(a - base, b - base + 1) });
-    const bodyStart = segmentStart(f, first);
+    const bodyStart = segmentStart(f, first, c.headFound);
     let segStart = c.head ? Math.min(c.head.from, bodyStart) : bodyStart;
     let segFirstToken = base;
     let head: SegmentHead | undefined = c.head && { tokens: keyToken[first.key]! - base, bodyStart, anchorAt: first.start, grownStart: c.head.grownFrom };
