@@ -166,7 +166,7 @@ static void do_synth(const char *voice, int rate, char *text, size_t n) {
     if (answer) len += (size_t)got;
   }
   close(fds[0]);
-  int status = -1; /* (not an exit: a child waitpid cannot report fails the request) */
+  int status = -1; /* stays -1 (not a clean exit) if waitpid fails: the request fails */
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (answer && WIFEXITED(status) && WEXITSTATUS(status) == 0) {

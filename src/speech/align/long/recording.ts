@@ -1028,8 +1028,10 @@ function growToSentenceEdges(run: Run, claims: Claim[], pace: Pace, grow: Claim[
     let k = first.key;
     while (k > 0 && !endsSentence(keyToken[k - 1]!) && !keyTaken(k - 1, c)) k--;
     const head = k < first.key ? headByItsWords(run, c, k, pace, (p) => heardTaken(c.file, p, c)) : null;
-    if (head) (c.anchors.unshift(head), (c.headFound = true));
-    else if (k < first.key) {
+    if (head) {
+      c.anchors.unshift(head);
+      c.headFound = true;
+    } else if (k < first.key) {
       // take heard words back from the anchor, no further than a pause, until they sound
       // about as long as the missing words take
       const need = GROW_NEED * (index.charsBefore[first.key]! - index.charsBefore[k]!) * pace.secondsPerChar;
@@ -1083,7 +1085,6 @@ function headByItsWords(run: Run, c: Claim, k: number, pace: Pace, taken: (h: He
   const { keys } = run;
   const heard = run.files[c.file]!.heard;
   const first = c.anchors[0]!;
-  const missing = first.key - k;
   const span = headSpan(run, k, first.key, pace, LONG_EDGE_PAUSE);
   // the heard words it may hold, back from the anchor
   let h0 = first.heard, onset = first.start;
@@ -1117,7 +1118,8 @@ function headByItsWords(run: Run, c: Claim, k: number, pace: Pace, taken: (h: He
     const matched = most[i * want.length]!;
     if (matched > bestMatched) (best = i), (bestMatched = matched);
   }
-  if (best < 0 || bestMatched < Math.min(2, missing)) return null;
+  // (one more besides the first when more than one word is missing)
+  if (best < 0 || bestMatched < Math.min(2, want.length)) return null;
   const p = heard[h0 + best]!;
   return { heard: h0 + best, key: k, start: p.start, end: p.start, stretch: p.stretch };
 }
@@ -1251,7 +1253,7 @@ function retakesOf(run: Run, c: Claim, base: number): { retaken: Uint8Array; zon
   return { retaken, zones };
 }
 
-/** Where a region's first segment starts, from its first anchor: PAD before it, not before the word heard before it ends. */
+/** Where a region's first segment starts, from its first anchor: PAD before it, not before the word heard before it ends (starts, `intoWordBefore`). */
 function segmentStart(f: FileState, first: Anchor, intoWordBefore = false): number {
   // (a word heard before the first anchor can overlap it: one heard again as an island beside one heard before)
   const before = f.heard[first.heard - 1];
