@@ -992,20 +992,26 @@ export function keepSentencesWhole(run: Pick<Run, 'keyToken' | 'endsSentence'>, 
   };
   const byText = [...claims].sort((x, y) => x.file - y.file || x.anchors[0]!.key - y.anchors[0]!.key);
   const drop = new Set<Claim>();
-  for (let i = 1; i < byText.length; i++) {
-    const a = byText[i - 1]!, b = byText[i]!;
-    const last = a.anchors.at(-1)!, first = b.anchors[0]!;
-    if (a.file !== b.file || first.start - last.end <= MAX_PAUSE) continue;
+  // a: the region before b in the text that is still kept (one that gave up all its anchors is
+  // gone: the next region meets the one before it; round 29, Italian bench seed 11 crashed here)
+  let a: Claim | undefined;
+  for (const b of byText) {
+    const before = a;
+    a = b;
+    if (!before) continue;
+    const last = before.anchors.at(-1)!, first = b.anchors[0]!;
+    if (before.file !== b.file || first.start - last.end <= MAX_PAUSE) continue;
     const t0 = keyToken[last.key]!, t1 = keyToken[first.key]!;
     if (t1 <= t0 || sentenceEnd(t0) < t1) continue;
     // the anchors of each region inside the sentence they share
     const from = sentenceStart(t0), to = sentenceEnd(t1);
-    const inA = a.anchors.filter((x) => keyToken[x.key]! >= from).length;
+    const inA = before.anchors.filter((x) => keyToken[x.key]! >= from).length;
     const inB = b.anchors.filter((x) => keyToken[x.key]! <= to).length;
     if (inA === inB) continue;
-    const [loser, n] = inA < inB ? [a, inA] : [b, inB];
+    const [loser, n] = inA < inB ? [before, inA] : [b, inB];
     loser.anchors = inA < inB ? loser.anchors.slice(0, -n) : loser.anchors.slice(n);
     if (loser.anchors.length < MIN_SHORT_RUN) drop.add(loser);
+    if (loser === b && drop.has(b)) a = before;
   }
   return claims.filter((c) => !drop.has(c));
 }
