@@ -1293,7 +1293,7 @@ function retakesOf(run: Run, c: Claim, base: number): { retaken: Uint8Array; zon
 }
 
 /** Where a region's first segment starts, from its first anchor: PAD before it, not before the word heard before it ends (starts, `intoWordBefore`). */
-function segmentStart(f: FileState, first: Anchor, intoWordBefore = false): number {
+export function segmentStart(f: Pick<FileState, 'heard'>, first: Anchor, intoWordBefore = false): number {
   // (a word heard before the first anchor can overlap it: one heard again as an island beside one heard before)
   const before = f.heard[first.heard - 1];
   // a head found by its words starts where the recogniser heard its first word, often late, run
