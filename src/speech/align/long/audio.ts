@@ -78,9 +78,10 @@ export function readPcm(file: DecodedFile, start: number, end: number): Buffer {
 
 /** Samples [start, end) seconds of a decoded file, as floats in -1..1. */
 export function readSamples(file: DecodedFile, start: number, end: number): Float32Array {
-  const buf = readPcm(file, start, end);
-  const n = buf.length / 2;
-  const out = new Float32Array(n);
-  for (let i = 0; i < n; i++) out[i] = buf.readInt16LE(i * 2) / 32768;
-  return out;
+  return pcmSamples(readPcm(file, start, end));
+}
+
+/** The first `count` samples (default all) of PCM bytes (s16le, at an even offset, as readPcm and its subarrays are), as floats in -1..1. */
+export function pcmSamples(pcm: Buffer, count = pcm.length >> 1): Float32Array {
+  return Float32Array.from(new Int16Array(pcm.buffer, pcm.byteOffset, count), (x) => x / 32768);
 }

@@ -13,7 +13,7 @@ import { borrowedModel, installedAcousticModels, primaryLanguage, type AcousticM
 import { arpaTrigram, dictionaryText, readDictionary } from './book-lm.ts';
 import { borrowedDictionary } from './borrowed.ts';
 import { yearReading } from '../../spoken-forms.ts';
-import { RATE, readPcm, type DecodedFile } from './audio.ts';
+import { pcmSamples, RATE, readPcm, type DecodedFile } from './audio.ts';
 import { noiseFloor } from '../refine.ts';
 import { frameEnergy, mfcc } from '../../../native/index.ts';
 import { recognizerScorer, type RecognizerScorer } from './pocketsphinx-scorer.ts';
@@ -247,8 +247,7 @@ export function createBookRecognizer(words: Iterable<string>, opts: BookRecogniz
           // the narrator's speech, its cepstral mean and that of the audio heard last (see `narrator`;
           // a warm-up of the window's own first seconds does not help a sentence after music there)
           const voice = narrator && !ownMean ? readPcm(decoded[narrator.file]!, narrator.start, Math.min(narrator.end, narrator.start + WARM_UP)) : null;
-          const voiceMean = voice && cepstralMean(voice);
-          let lastMean = voiceMean && cepstralMean(utterances[0]!.pcm);
+          const means = voice && { narrator: cepstralMean(voice), last: cepstralMean(utterances[0]!.pcm) };
           for (const w of batches[b]!) {
             const win = windows[w]!;
             const file = decoded[win.file]!;
@@ -256,10 +255,10 @@ export function createBookRecognizer(words: Iterable<string>, opts: BookRecogniz
             const pcm = readPcm(file, from, to);
             speechStretches(pcm).forEach(([a, z], c) => {
               const u = pcm.subarray(2 * Math.round(a * RATE), 2 * Math.round(z * RATE));
-              if (voice) {
+              if (voice && means) {
                 const mean = cepstralMean(u);
-                if (distance(lastMean!, voiceMean!) > ANOTHER_VOICE && distance(mean, voiceMean!) < distance(mean, lastMean!)) utterances.push({ name: `run${id}-${w}-${c}-narrator`, pcm: voice });
-                lastMean = mean;
+                if (distance(means.last, means.narrator) > ANOTHER_VOICE && distance(mean, means.narrator) < distance(mean, means.last)) utterances.push({ name: `run${id}-${w}-${c}-narrator`, pcm: voice });
+                means.last = mean;
               }
               utterances.push({ name: `run${id}-${w}-${c}`, pcm: u, slot: { w, from: from + a } });
             });
@@ -305,8 +304,7 @@ export function createBookRecognizer(words: Iterable<string>, opts: BookRecogniz
 
 /** The mean of an utterance's (s16le at RATE) cepstra c1-c12 over its frames: where its voice, room and channel put it, which the recogniser's cepstral mean takes out. */
 export function cepstralMean(pcm: Buffer): Float32Array {
-  const samples = Float32Array.from(new Int16Array(pcm.buffer, pcm.byteOffset, pcm.length >> 1), (x) => x / 32768);
-  const { frames, dims, data } = mfcc(samples, RATE);
+  const { frames, dims, data } = mfcc(pcmSamples(pcm), RATE);
   const mean = new Float32Array(dims - 1);
   for (let t = 0; t < frames; t++) for (let d = 1; d < dims; d++) mean[d - 1]! += data[t * dims + d]! / frames;
   return mean;
@@ -347,7 +345,7 @@ export function speechStretches(pcm: Buffer): [number, number][] {
   const n = Math.floor(pcm.length / 2 / hop);
   if (!n) return [];
   // whole frames only, back to back
-  const samples = Float32Array.from(new Int16Array(pcm.buffer, pcm.byteOffset, n * hop), (x) => x / 32768);
+  const samples = pcmSamples(pcm, n * hop);
   const energy = frameEnergy(samples, RATE, { frameMs: 1000 * VAD_FRAME, hopMs: 1000 * VAD_FRAME });
   const thr = noiseFloor(energy) + VAD_OVER_FLOOR;
   const out: [number, number][] = [];
