@@ -381,8 +381,8 @@ interface Segment {
   /** A head not found by its words (Claim.head), its region's first segment's first tokens. */
   head?: SegmentHead;
   /** Tokens at its start (`lead`) and end (`tail`) that its region's edge sentences hold and that may be left out (see edgeSentences). */
-  lead?: number;
-  tail?: number;
+  lead: number;
+  tail: number;
 }
 
 interface SegmentHead {
@@ -1343,7 +1343,7 @@ function cutSegments(run: Run, claims: Claim[]): Segment[] {
         cuts.push({ at: cut, token: keyToken[y.key]! });
         continue;
       }
-      segments.push({ file: c.file, start: segStart, end: cut, firstToken: segFirstToken, lastToken: keyToken[x.key]!, cuts, head, lead: fitsIn(lead, segFirstToken, keyToken[x.key]!), ...perToken(segFirstToken, keyToken[x.key]!) });
+      segments.push({ file: c.file, start: segStart, end: cut, firstToken: segFirstToken, lastToken: keyToken[x.key]!, cuts, head, lead: fitsIn(lead, segFirstToken, keyToken[x.key]!), tail: 0, ...perToken(segFirstToken, keyToken[x.key]!) });
       head = undefined;
       lead = 0;
       segStart = cut;
@@ -1476,7 +1476,7 @@ async function timeSegment(run: Run, s: Segment): Promise<{ timed: AlignedWord[]
   if (!(s.end > s.start)) return { timed: untimed(words, s.start), fellBackSeconds: 0 };
   const sentences = opts.aligner.skips?.(opts.language) ? sentencesOf(run, s) : [];
   // the region's edge sentences (a head, a first or last sentence of few anchors) may be left out as a whole
-  const lead = Math.max(s.head?.tokens ?? 0, s.lead ?? 0), tail = s.tail ?? 0;
+  const lead = Math.max(s.head?.tokens ?? 0, s.lead), tail = s.tail;
   const skippable = skippableSentences(words, s.anchored, sentences).filter(([a, b]) => a >= lead && b < words.length - tail);
   if (lead) skippable.unshift([0, lead - 1]);
   if (tail) skippable.push([words.length - tail, words.length - 1]);
@@ -1501,8 +1501,8 @@ async function timeSegment(run: Run, s: Segment): Promise<{ timed: AlignedWord[]
     const k = s.cuts.reduce((best, c, i) => (Math.abs(c.at - mid) < Math.abs(s.cuts[best]!.at - mid) ? i : best), 0);
     const cut = s.cuts[k]!;
     const at = cut.token - s.firstToken;
-    const left: Segment = { ...s, end: cut.at, lastToken: cut.token - 1, cuts: s.cuts.slice(0, k), anchored: s.anchored.subarray(0, at), retaken: s.retaken.subarray(0, at), lead: fitsIn(s.lead ?? 0, s.firstToken, cut.token - 1), tail: 0 };
-    const right: Segment = { ...s, start: cut.at, firstToken: cut.token, head: undefined, cuts: s.cuts.slice(k + 1), anchored: s.anchored.subarray(at), retaken: s.retaken.subarray(at), lead: 0, tail: fitsIn(s.tail ?? 0, cut.token, s.lastToken) };
+    const left: Segment = { ...s, end: cut.at, lastToken: cut.token - 1, cuts: s.cuts.slice(0, k), anchored: s.anchored.subarray(0, at), retaken: s.retaken.subarray(0, at), lead: fitsIn(s.lead, s.firstToken, cut.token - 1), tail: 0 };
+    const right: Segment = { ...s, start: cut.at, firstToken: cut.token, head: undefined, cuts: s.cuts.slice(k + 1), anchored: s.anchored.subarray(at), retaken: s.retaken.subarray(at), lead: 0, tail: fitsIn(s.tail, cut.token, s.lastToken) };
     const a = await timeSegment(run, left);
     const b = await timeSegment(run, right);
     return { timed: [...a.timed, ...b.timed], fellBackSeconds: a.fellBackSeconds + b.fellBackSeconds };
@@ -1518,7 +1518,7 @@ async function timeSegment(run: Run, s: Segment): Promise<{ timed: AlignedWord[]
 async function timeWithoutHead(run: Run, s: Segment, words: string[]): Promise<{ timed: AlignedWord[]; fellBackSeconds: number }> {
   const { tokens, bodyStart, grownStart } = s.head!;
   if (grownStart !== null) return timeSegment(run, { ...s, start: grownStart, head: undefined });
-  const body = await timeSegment(run, { ...s, start: bodyStart, firstToken: s.firstToken + tokens, head: undefined, lead: Math.max(0, (s.lead ?? 0) - tokens), anchored: s.anchored.subarray(tokens), retaken: s.retaken.subarray(tokens) });
+  const body = await timeSegment(run, { ...s, start: bodyStart, firstToken: s.firstToken + tokens, head: undefined, lead: Math.max(0, s.lead - tokens), anchored: s.anchored.subarray(tokens), retaken: s.retaken.subarray(tokens) });
   return { timed: [...untimed(words.slice(0, tokens), bodyStart), ...body.timed], fellBackSeconds: body.fellBackSeconds };
 }
 
