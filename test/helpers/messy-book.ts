@@ -510,3 +510,53 @@ export async function largeMessyBook(dir: string, seed = 11): Promise<MessyBook>
   }
   return { files, trueOrder, words, spoken, refs, clipSpans, skippedSentence: small.skippedSentence, skippedRanges, paragraphs: [], blockEnds };
 }
+
+/** A reading cut into two files mid-sentence (cutReading). */
+export interface CutReading {
+  /** Upload order: the second file first (index 0), then the first (index 1). */
+  files: string[];
+  words: string[];
+  blockEnds: number[];
+  /** Per word: the file and the seconds in it where the reference puts it; null for unread words. */
+  truth: ({ file: number; start: number; end: number } | null)[];
+  /** The first word after the cut. */
+  cutWord: number;
+}
+
+/**
+ * A reading cut into files by time, mid-sentence, as a ripped audiobook CD's tracks are
+ * (bench/cut-tracks.bench.ts): the five LibriVox clips and jfk.wav read in a row, `pause` apart,
+ * clip `clip` third, between two paragraphs nobody reads, cut into two MP3 files after the k-th
+ * word of clip `clip` (halfway between that word and the next).
+ */
+export async function cutReading(dir: string, clip: number, k: number, paragraphs: string[], pause = 0.6): Promise<CutReading> {
+  const clips = librivoxClips();
+  // the cut clip third in the reading, so that text and audio come before and after it
+  const order = [...clips.slice(clip), ...clips.slice(0, clip)];
+  order.unshift(order.pop()!, order.pop()!);
+  const parts: BookPart[] = order.flatMap((p, i) => (i ? [{ kind: 'silence', seconds: pause } as BookPart, p] : [p]));
+  const whole = path.join(dir, `reading-${clip}-${k}.wav`);
+  const spans = (await writeChapter(parts, whole, ['-c:a', 'pcm_s16le'])).filter((_, i) => i % 2 === 0);
+  const refs = order[2]!.refs!;
+  const cut = spans[2]!.start + (refs[k - 1]!.end + refs[k]!.start) / 2;
+  const files = [path.join(dir, `b-${clip}-${k}.mp3`), path.join(dir, `a-${clip}-${k}.mp3`)];
+  await ffmpeg(['-y', '-ss', String(cut), '-i', whole, '-b:a', '48k', files[0]!]);
+  await ffmpeg(['-y', '-i', whole, '-t', String(cut), '-b:a', '48k', files[1]!]);
+  const words: string[] = [], blockEnds: number[] = [];
+  const truth: CutReading['truth'] = [];
+  const add = (text: string, c?: { refs: { start: number; end: number }[]; at: number }) => {
+    tokenizeWords(text).forEach((t, i) => {
+      words.push(t.word);
+      const r = c?.refs[i];
+      const s = c && r ? c.at + r.start : NaN, e = c && r ? c.at + r.end : NaN;
+      truth.push(!c ? null : s < cut ? { file: 1, start: s, end: e } : { file: 0, start: s - cut, end: e - cut });
+    });
+    blockEnds.push(words.length - 1);
+  };
+  add(paragraphs[0]!);
+  const first = words.length;
+  order.forEach((p, i) => add(p.text!, { refs: p.refs!, at: spans[i]!.start }));
+  const cutWord = first + order.slice(0, 2).reduce((n, p) => n + tokenizeWords(p.text!).length, 0) + k;
+  add(paragraphs[1]!);
+  return { files, words, blockEnds, truth, cutWord };
+}
