@@ -14,6 +14,7 @@ import { decodeRecordingFile } from '../src/speech/align/long/audio.ts';
 import { spokenWords } from '../src/speech/align/long/book-lm.ts';
 import { ISLAND_SECONDS, islandsToHear } from '../src/speech/align/long/islands.ts';
 import { MAX_TITLE_GAP_KEYS, titleClaims } from '../src/speech/align/long/titles.ts';
+import { cutSentences, splitAtCut } from '../src/speech/align/long/cut-sentences.ts';
 import { buildTextIndex, DEFAULT_PACE } from '../src/speech/align/long/anchors.ts';
 import { readEpub } from '../src/documents/epub.ts';
 import { createLocalSpeech, type Speech } from '../src/speech/local.ts';
@@ -22,7 +23,7 @@ import { tokenizeWords } from '../src/speech/words.ts';
 import { createTtsBackend } from '../src/speech/tts/backends.ts';
 import { spokenForms } from '../src/speech/spoken-forms.ts';
 import { encodeWav } from '../src/media/wav.ts';
-import { drawnMessyBook, referenceErrors, frenchMessyBook, frenchRetakeBook, russianMessyBook, librivoxClips, skipFindings, smallMessyBook, spotCheck, unspokenParagraphs, writeChapter, type MessyBook } from './helpers/messy-book.ts';
+import { cutReading, drawnMessyBook, referenceErrors, frenchMessyBook, frenchRetakeBook, russianMessyBook, librivoxClips, skipFindings, smallMessyBook, spotCheck, unspokenParagraphs, writeChapter, type MessyBook } from './helpers/messy-book.ts';
 import { expectDrawsAligned } from './helpers/draws.ts';
 
 const TMP = fs.mkdtempSync(path.join(os.tmpdir(), 'lectern-recording-'));
@@ -310,6 +311,118 @@ describe('long recordings: sentences a segment may have skipped', () => {
     ends.fill(0);
     expect(edgeSentences(ends, 100, marks(100, 101, 108))).toEqual({ lead: 0, tail: 0 });
   });
+});
+
+describe('long recordings: a sentence cut by a file\'s end (round 32)', () => {
+  // "… country. He was not an ill disposed young man." read across two tracks: file 1 ends
+  // after "He", file 0 goes on with "was not …"; book tokens are the keys (one token a key)
+  const text = 'for your country. He was not an ill disposed young man. He might even have been made amiable himself.'.split(' ');
+  const book = (durations: number[]) => ({ words: text, keyToken: text.map((_, i) => i), endsSentence: text.map((w) => (/\.$/.test(w) ? 1 : 0)), durations, secondsPerChar: 0.07 });
+  const at = (file: number, start: number, end: number) => ({ file, start, end, globalStart: start, globalEnd: end });
+  const anchor = (key: number, start: number, end = start + 0.2) => ({ heard: key, key, start, end, stretch: 0 });
+  // the first file's region ends with "country." at 10.0-10.5 s of its 11.0 s; the next file's
+  // first heard word is "not" at 0.3 s, "He was" its head, squeezed into its first 0.3 s
+  const timed = () => {
+    const w: (ReturnType<typeof at> | null)[] = text.map(() => null);
+    [[0, 9.2, 9.5], [1, 9.5, 9.8], [2, 9.9, 10.5]].forEach(([t, s, e]) => (w[t!] = at(1, s!, e!)));
+    [[3, 0.0, 0.05], [4, 0.05, 0.3]].forEach(([t, s, e]) => (w[t!] = at(0, s!, e!)));
+    for (let t = 5; t < text.length; t++) w[t] = at(0, 0.3 + 0.35 * (t - 5), 0.3 + 0.35 * (t - 4));
+    return w;
+  };
+  const claims = [
+    { file: 1, anchors: [anchor(0, 9.2), anchor(1, 9.5), anchor(2, 9.9, 10.5)] },
+    { file: 0, anchors: [{ ...anchor(3, 0, 0) }, ...[5, 6, 7, 8, 9, 10, 11, 12, 13].map((k) => anchor(k, 0.3 + 0.35 * (k - 5)))], head: { key: 3, from: 0, grownFrom: null } },
+  ];
+
+  it('cutSentences: the words between the last word timed before the cut and the first heard after it, with context on both sides, when both files\' audio beside the cut is short', () => {
+    const words = timed();
+    const [c, ...more] = cutSentences([1, 0], claims, words, book([30, 11]));
+    expect(more).toEqual([]);
+    // from "for" (within 2 s before the cut) to the anchor 2 s after "not"; "He was" anew, and the next file's words before 1.3 s
+    expect(c).toMatchObject({ before: 1, after: 0, first: 0, lastBefore: 2, last: 11, from: 9.2, until: 1.3 });
+    expect(c!.to).toBeCloseTo(words[11]!.end);
+    // the files in the other order: no cut sentence (the text does not go on from one to the other)
+    expect(cutSentences([0, 1], claims, words, book([30, 11]))).toEqual([]);
+    // music after the first file's last word (8 s more audio): not a cut
+    expect(cutSentences([1, 0], claims, words, book([30, 19]))).toEqual([]);
+    // a gap word timed in a third file: not this cut's
+    const third = timed();
+    third[3] = at(2, 1, 1.2);
+    expect(cutSentences([1, 0], claims, third, book([30, 11, 5]))).toEqual([]);
+  });
+
+  it('cutSentences: none across a whole sentence (a heading nobody read, a sentence the segments left out), only a sentence\'s end and the next one\'s start', () => {
+    const words = timed();
+    // the next file's first heard word is "He" of the second sentence: "He was … man." lies between
+    const later = [{ ...claims[0]! }, { file: 0, anchors: [anchor(11, 0.4), anchor(12, 0.7), anchor(13, 1.0), anchor(14, 3.5)] }];
+    for (let t = 3; t <= 10; t++) words[t] = null;
+    [[11, 0.4, 0.6], [12, 0.7, 0.9], [13, 1.0, 1.2], [14, 3.5, 3.7]].forEach(([t, s, e]) => (words[t!] = at(0, s!, e!)));
+    expect(cutSentences([1, 0], later, words, book([30, 11]))).toEqual([]);
+    // the first file's last heard word "your": "country." ends its sentence, "He was" start the next
+    const early = [{ file: 1, anchors: claims[0]!.anchors.slice(0, 2) }, claims[1]!];
+    words.splice(0, words.length, ...timed());
+    words[2] = null;
+    expect(cutSentences([1, 0], early, words, book([30, 11]))).toMatchObject([{ lastBefore: 1, last: 11 }]);
+  });
+
+  it('splitAtCut: each word to the file that holds most of it, ending before the first word kept after it; nothing when the context words moved or a timed word was left out', () => {
+    const words = timed();
+    const [c] = cutSentences([1, 0], claims, words, book([30, 11]));
+    // the join: 9.2 s to 11.0 s of the first file (1.8 s), then the second file
+    const cutAt = 1.8;
+    const join = (he: [number, number], was: [number, number]) => [
+      { start: 0, end: 0.3 }, { start: 0.3, end: 0.6 }, { start: 0.7, end: 1.3 }, // for your country.
+      { start: he[0], end: he[1] }, { start: was[0], end: was[1] },
+      ...text.slice(5, 12).map((_, i) => ({ start: cutAt + 0.3 + 0.35 * i, end: cutAt + 0.3 + 0.35 * (i + 1) })),
+    ];
+    const split = splitAtCut(c!, join([1.55, 1.75], [1.8, 2.05]), cutAt, words, [30, 11])!;
+    // "He" before the cut, in the first file at 10.75-10.95 s; "was" after it, 0-0.25 s of the next
+    const near = (w: { file: number; start: number; end: number } | undefined, file: number, start: number, end: number) => {
+      expect(w!.file).toBe(file);
+      expect(w!.start).toBeCloseTo(start);
+      expect(w!.end).toBeCloseTo(end);
+    };
+    near(split.get(3), 1, 10.75, 10.95);
+    near(split.get(4), 0, 0, 0.25);
+    // the next file's words before 1.3 s are timed anew (as they were here), the later ones keep their times
+    expect([...split.keys()].sort((a, b) => a - b)).toEqual([3, 4, 5, 6, 7]);
+    // "country." ends 0.4 s from where its segment ended it: another reading; no change
+    const moved = join([1.55, 1.75], [1.8, 2.05]);
+    moved[2] = { start: 0.7, end: 0.9 };
+    expect(splitAtCut(c!, moved, cutAt, words, [30, 11])).toBeUndefined();
+    // a word that had a time left out: no change
+    const left = join([1.55, 1.75], [1.8, 2.05]);
+    left[4] = { ...left[4]!, skipped: true } as (typeof left)[number];
+    expect(splitAtCut(c!, left, cutAt, words, [30, 11])).toBeUndefined();
+  });
+
+  it('times the words beside a cut in the file and at the time they were read (a reading cut into two MP3 tracks after 1 and 3 words of a sentence; bench/cut-tracks.bench.ts)', async () => {
+    const paragraphs = await unspokenParagraphs(2);
+    const aligner = await createAligner('hmm', { modelsDir: 'models', device: 'cpu' });
+    try {
+      for (const [clip, k] of [[2, 1], [5, 3]] as const) {
+        const r = await cutReading(TMP, clip, k, paragraphs);
+        const out = await alignRecording({ files: r.files, words: r.words, blockEnds: r.blockEnds, language: 'en-US', aligner });
+        expect(out.order).toEqual([1, 0]);
+        // every spoken word timed, none unread
+        r.truth.forEach((t, i) => expect(!!out.words[i], `${r.words[i]} (${i})`).toBe(!!t));
+        // the words either side of the cut: before round 32 "Unless" went to 0.05 s of the next
+        // file and jfk's "And so my" to its first 0.2 s
+        for (let i = r.cutWord - k; i <= r.cutWord + 1; i++) {
+          const w = out.words[i]!, t = r.truth[i]!;
+          expect({ word: r.words[i], file: w.file }).toEqual({ word: r.words[i], file: t.file });
+          expect(Math.abs(w.start - t.start), `${r.words[i]} start`).toBeLessThan(0.1);
+          expect(Math.abs(w.end - t.end), `${r.words[i]} end`).toBeLessThan(0.1);
+        }
+        // the region of the first file ends with the cut's words, that of the next starts after them
+        const [a, b] = [out.regions.find((x) => x.file === 1 && x.lastWord >= r.cutWord - k - 1), out.regions.find((x) => x.file === 0)];
+        expect(a!.lastWord).toBe(r.cutWord - 1);
+        expect(b!.firstWord).toBe(r.cutWord);
+      }
+    } finally {
+      await aligner.close();
+    }
+  }, 120_000);
 });
 
 describe('long recordings: reading order of files that match no text', () => {

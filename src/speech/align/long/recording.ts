@@ -13,7 +13,9 @@
 //     per-segment aligner, as a range it may leave out.
 //  3. time: each region, cut into segments of at most a few minutes at anchors, goes to the
 //     per-segment aligner (a parameter: `dtw`, `hmm`, … from the aligner registry), which
-//     times every word of the segment's text against the segment's audio.
+//     times every word of the segment's text against the segment's audio. A sentence that one
+//     file's end cuts and the next goes on with is timed once more across the two files' join
+//     (cut-sentences.ts), each word given to the file it was read in.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -27,6 +29,7 @@ import { bookDictionary, createBookRecognizer, WARM_UP, type AudioWindow, type B
 import { islandsToHear, type Island } from './islands.ts';
 import { RECORDING_LANGUAGES, recordingLanguageSupported } from './languages.ts';
 import { titleClaims } from './titles.ts';
+import { cutSentences, splitAtCut } from './cut-sentences.ts';
 
 export { probeRecordingFile, RecordingInputError } from './audio.ts';
 
@@ -435,7 +438,8 @@ export async function alignRecording(opts: AlignRecordingOptions): Promise<Recor
     growToSentenceEdges(run, claims, pace, titles);
     const segments = cutSegments(run, claims);
     const timed = await timeSegments(run, segments, offsets);
-    return report(run, { ...timed, order, offsets, claims, segments, heardMatched, perMinute, decodedSeconds });
+    const acrossCuts = await timeCutSentences(run, order, offsets, claims, timed, pace);
+    return report(run, { ...timed, order, offsets, claims, segments, acrossCuts, heardMatched, perMinute, decodedSeconds });
   } finally {
     if (ownDir) fs.rmSync(workDir, { recursive: true, force: true });
   }
@@ -1425,6 +1429,58 @@ async function timeSegments(run: Run, segments: Segment[], offsets: Map<number, 
   return { words, segmentsFallback, fallbackSeconds, skippedSentences };
 }
 
+/**
+ * 5b. Sentences a file's end cuts (cut-sentences.ts, round 32): the words at the cut timed again on
+ * the end of the one file joined to the start of the next, each given to the file it falls in.
+ * Words so timed leave the skipped sentences (the first file's last region may have left them out).
+ * Returns their tokens.
+ */
+async function timeCutSentences(run: Run, order: number[], offsets: Map<number, number>, claims: Claim[], timed: { words: (TimedWord | null)[]; skippedSentences: [number, number][] }, pace: Pace): Promise<Set<number>> {
+  const { opts, files } = run;
+  const { words } = timed;
+  const durations = files.map((f) => f.decoded.duration);
+  const book = { words: opts.words, keyToken: run.keyToken, endsSentence: run.endsSentence, durations, secondsPerChar: pace.secondsPerChar };
+  const moved = new Set<number>();
+  for (const c of cutSentences(order, claims, words, book)) {
+    await run.stop();
+    const a = files[c.before]!.decoded, b = files[c.after]!.decoded;
+    const end = readSamples(a, c.from, a.duration), start = readSamples(b, 0, c.to);
+    const joined = new Float32Array(end.length + start.length);
+    joined.set(end);
+    joined.set(start, end.length);
+    const rate = Math.min(a.sourceRate, b.sourceRate);
+    const options: AlignOptions = { borrowModel: true, ...(rate < RATE ? { sourceRate: rate } : {}) };
+    let aligned: AlignedWord[];
+    try {
+      aligned = await opts.aligner.align(joined, RATE, opts.words.slice(c.first, c.last + 1).join(' '), opts.language, options);
+    } catch (e) {
+      // no path through the join: the words keep the times their segments gave them
+      if (e instanceof SpeechInputError) continue;
+      throw e;
+    }
+    for (const [t, w] of splitAtCut(c, aligned, end.length / RATE, words, durations) ?? []) {
+      const off = offsets.get(w.file)!;
+      words[t] = { ...w, globalStart: off + w.start, globalEnd: off + w.end };
+      moved.add(t);
+    }
+  }
+  if (moved.size) timed.skippedSentences = untimedRanges(timed.skippedSentences, words);
+  return moved;
+}
+
+/** The parts of token ranges whose tokens have no time. */
+function untimedRanges(ranges: [number, number][], words: (TimedWord | null)[]): [number, number][] {
+  const out: [number, number][] = [];
+  for (const [a, b] of ranges) {
+    for (let t = a; t <= b; t++) {
+      if (words[t]) continue;
+      if (out.at(-1)?.[1] === t - 1 && t > a) out.at(-1)![1] = t;
+      else out.push([t, t]);
+    }
+  }
+  return out;
+}
+
 /** The segment's sentences (the last may be cut short by the segment's end), as token ranges within it. */
 function sentencesOf(run: Run, s: Segment): [number, number][] {
   const out: [number, number][] = [];
@@ -1530,17 +1586,27 @@ function untimed(words: string[], at: number): AlignedWord[] {
 /** The result: regions in reading order, per-file reports and the coverage figures. */
 function report(
   run: Run,
-  r: { words: (TimedWord | null)[]; order: number[]; offsets: Map<number, number>; claims: Claim[]; segments: Segment[]; segmentsFallback: number; fallbackSeconds: number; skippedSentences: [number, number][]; heardMatched: number; perMinute: number; decodedSeconds: number },
+  r: { words: (TimedWord | null)[]; order: number[]; offsets: Map<number, number>; claims: Claim[]; segments: Segment[]; acrossCuts: Set<number>; segmentsFallback: number; fallbackSeconds: number; skippedSentences: [number, number][]; heardMatched: number; perMinute: number; decodedSeconds: number },
 ): RecordingAlignment {
   const { files, keyToken } = run;
   const { words, order, offsets } = r;
   const totalSeconds = files.reduce((s, f) => s + f.decoded.duration, 0);
-  // a head the aligner found (Claim.head) is part of its region
-  const headOf = (c: Claim) => (c.head ? words[keyToken[c.head.key]!] : null);
+  // a head the aligner found (Claim.head) is part of its region; the words of a sentence cut by
+  // the file before that went there (timeCutSentences) are not
+  const firstOf = (c: Claim): { firstWord: number; start: number } => {
+    const anchor = keyToken[c.anchors[0]!.key]!, from = c.head ? keyToken[c.head.key]! : anchor;
+    let t = from;
+    while (t < keyToken[c.anchors.at(-1)!.key]! && r.acrossCuts.has(t) && words[t]!.file !== c.file) t++;
+    if (t > from && words[t]?.file === c.file) return { firstWord: t, start: words[t]!.start };
+    return c.head && words[from] ? { firstWord: from, start: words[from]!.start } : { firstWord: anchor, start: c.anchors[0]!.start };
+  };
   const regions: RecordingRegion[] = r.claims
     .map((c) => {
-      const head = headOf(c);
-      return { file: c.file, start: head?.start ?? c.anchors[0]!.start, end: c.anchors.at(-1)!.end, firstWord: keyToken[head ? c.head!.key : c.anchors[0]!.key]!, lastWord: keyToken[c.anchors.at(-1)!.key]! };
+      const { firstWord, start } = firstOf(c);
+      let lastWord = keyToken[c.anchors.at(-1)!.key]!, end = c.anchors.at(-1)!.end;
+      // and so are the words after its last anchor that a cut sentence put in its file
+      while (r.acrossCuts.has(lastWord + 1) && words[lastWord + 1]!.file === c.file) end = Math.max(end, words[++lastWord]!.end);
+      return { file: c.file, start, end, firstWord, lastWord };
     })
     .sort((a, b) => order.indexOf(a.file) - order.indexOf(b.file) || a.start - b.start);
   const wordsTimed = words.filter(Boolean).length;
