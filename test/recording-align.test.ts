@@ -365,7 +365,7 @@ describe('long recordings: a sentence cut by a file\'s end (round 32)', () => {
     expect(cutSentences([1, 0], early, words, book([30, 11]))).toMatchObject([{ lastBefore: 1, last: 11 }]);
   });
 
-  it('splitAtCut: each word to the file that holds most of it, ending before the first word kept after it; nothing when the context words moved or a timed word was left out', () => {
+  it('splitAtCut: each word to the file that holds most of it, ending before the first word kept after it, the last word before the cut shortened, not lengthened; nothing when the context words moved or a timed word was left out', () => {
     const words = timed();
     const [c] = cutSentences([1, 0], claims, words, book([30, 11]));
     // the join: 9.2 s to 11.0 s of the first file (1.8 s), then the second file
@@ -386,10 +386,16 @@ describe('long recordings: a sentence cut by a file\'s end (round 32)', () => {
     near(split.get(4), 0, 0, 0.25);
     // the next file's words before 1.3 s are timed anew (as they were here), the later ones keep their times
     expect([...split.keys()].sort((a, b) => a - b)).toEqual([3, 4, 5, 6, 7]);
-    // "country." ends 0.4 s from where its segment ended it: another reading; no change
+    // "country." starts 0.4 s from where its segment started it: another reading; no change
     const moved = join([1.55, 1.75], [1.8, 2.05]);
-    moved[2] = { start: 0.7, end: 0.9 };
+    moved[2] = { start: 1.1, end: 1.3 };
     expect(splitAtCut(c!, moved, cutAt, words, [30, 11])).toBeUndefined();
+    // its segment had stretched "country." over "He" (to 10.5 s): the join ends it sooner, and "He" follows
+    const stretched = splitAtCut(c!, join([1.1, 1.3], [1.8, 2.05]).map((w, k) => (k === 2 ? { start: 0.7, end: 1.0 } : w)), cutAt, words, [30, 11])!;
+    near(stretched.get(2), 1, 9.9, 10.2);
+    near(stretched.get(3), 1, 10.3, 10.5);
+    // but never later than its segment ended it
+    expect(splitAtCut(c!, join([1.55, 1.75], [1.8, 2.05]).map((w, k) => (k === 2 ? { start: 0.7, end: 1.5 } : w)), cutAt, words, [30, 11])!.has(2)).toBe(false);
     // a word that had a time left out: no change
     const left = join([1.55, 1.75], [1.8, 2.05]);
     left[4] = { ...left[4]!, skipped: true } as (typeof left)[number];

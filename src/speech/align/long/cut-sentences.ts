@@ -118,10 +118,12 @@ export function cutSentences(
  * The words of a cut sentence as the aligner timed them on the joined audio (`timed`: tokens
  * first..last, seconds from the join's start; `cutAt`: where the next file starts in it), each in
  * the file that holds most of it: the words between the cut's two sides, and the next file's
- * words before `until`, each ending before the first word kept after them. Undefined when the
- * aligner's times for the context words' inner edges are more than `agree` seconds from those
- * they had, or it left out a word that had a time (it found another reading there: the old times
- * stay). A word it left out that had none stays untimed.
+ * words before `until`, each ending before the first word kept after them; the last word before
+ * the cut ends sooner if the join says so (its segment had stretched it over the words it had no
+ * room for: "not" over "an" in "He was not an|ill"), never later. Undefined when the aligner's
+ * starts for the two context words are more than `agree` seconds from those they had, or it left
+ * out a word that had a time (it found another reading there: the old times stay). A word it
+ * left out that had none stays untimed.
  */
 export function splitAtCut(
   c: CutSentence,
@@ -133,7 +135,7 @@ export function splitAtCut(
 ): Map<number, { file: number; start: number; end: number }> | undefined {
   const before = words[c.lastBefore]!, after = words[c.last]!;
   const p = timed[c.lastBefore - c.first]!, q = timed.at(-1)!;
-  if (p.skipped || q.skipped || Math.abs(c.from + p.end - before.end) > agree || Math.abs(q.start - cutAt - after.start) > agree) return undefined;
+  if (p.skipped || q.skipped || Math.abs(c.from + p.start - before.start) > agree || Math.abs(q.start - cutAt - after.start) > agree) return undefined;
   if (timed.some((w, k) => w.skipped && words[c.first + k])) return undefined;
   // the first word after the cut that keeps its time
   let kept = c.last;
@@ -143,11 +145,14 @@ export function splitAtCut(
   }
   const bound = words[kept]!.start;
   const out = new Map<number, { file: number; start: number; end: number }>();
+  // the context word before the cut may end sooner (its segment stretched it over the words it had no room for), never later
+  const pEnd = Math.max(before.start, Math.min(before.end, c.from + p.end));
+  if (pEnd < before.end) out.set(c.lastBefore, { file: c.before, start: before.start, end: pEnd });
   for (let k = c.lastBefore - c.first + 1; k < kept - c.first; k++) {
     const w = timed[k]!;
     if (w.skipped) continue;
     if ((w.start + w.end) / 2 < cutAt) {
-      const start = Math.max(before.end, c.from + w.start);
+      const start = Math.max(pEnd, c.from + w.start);
       out.set(c.first + k, { file: c.before, start, end: Math.max(start, Math.min(durations[c.before]!, c.from + w.end)) });
     } else {
       const end = Math.min(bound, w.end - cutAt);
