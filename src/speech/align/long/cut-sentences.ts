@@ -79,8 +79,12 @@ export function cutSentences(
   const heard = (x: { start: number; end: number }) => x.end > x.start;
   for (let i = 1; i < order.length; i++) {
     const before = order[i - 1]!, after = order[i]!;
-    const a = claims.filter((c) => c.file === before).sort((x, y) => y.anchors.at(-1)!.end - x.anchors.at(-1)!.end)[0];
-    const b = claims.filter((c) => c.file === after).sort((x, y) => x.anchors[0]!.start - y.anchors[0]!.start)[0];
+    // the first file's last region, the next file's first
+    let a: Region | undefined, b: Region | undefined;
+    for (const c of claims) {
+      if (c.file === before && (!a || c.anchors.at(-1)!.end > a.anchors.at(-1)!.end)) a = c;
+      if (c.file === after && (!b || c.anchors[0]!.start < b.anchors[0]!.start)) b = c;
+    }
     if (!a || !b) continue;
     // the last word timed in the first file's last region up to its last heard anchor, the
     // first timed in the next file's first region from its first heard anchor on
@@ -138,11 +142,8 @@ export function splitAtCut(
   if (p.skipped || q.skipped || Math.abs(c.from + p.start - before.start) > agree || Math.abs(q.start - cutAt - after.start) > agree) return undefined;
   if (timed.some((w, k) => w.skipped && words[c.first + k])) return undefined;
   // the first word after the cut that keeps its time
-  let kept = c.last;
-  for (let t = c.lastBefore + 1; t < c.last; t++) {
-    const w = words[t];
-    if (w?.file === c.after && w.start >= c.until) (kept = t), (t = c.last);
-  }
+  let kept = c.lastBefore + 1;
+  while (kept < c.last && !(words[kept]?.file === c.after && words[kept]!.start >= c.until)) kept++;
   const bound = words[kept]!.start;
   const out = new Map<number, { file: number; start: number; end: number }>();
   // the context word before the cut may end sooner (its segment stretched it over the words it had no room for), never later

@@ -1448,8 +1448,7 @@ async function timeCutSentences(run: Run, order: number[], offsets: Map<number, 
     const joined = new Float32Array(end.length + start.length);
     joined.set(end);
     joined.set(start, end.length);
-    const rate = Math.min(a.sourceRate, b.sourceRate);
-    const options: AlignOptions = { borrowModel: true, ...(rate < RATE ? { sourceRate: rate } : {}) };
+    const options: AlignOptions = { borrowModel: true, ...bandOptions(Math.min(a.sourceRate, b.sourceRate)) };
     let aligned: AlignedWord[];
     try {
       aligned = await opts.aligner.align(joined, RATE, opts.words.slice(c.first, c.last + 1).join(' '), opts.language, options);
@@ -1466,6 +1465,11 @@ async function timeCutSentences(run: Run, order: number[], offsets: Map<number, 
   }
   if (moved.size) timed.skippedSentences = untimedRanges(timed.skippedSentences, words);
   return moved;
+}
+
+/** A narrow-band source named as such to the aligner (AlignOptions.sourceRate): it compares only the band the source has. */
+function bandOptions(sourceRate: number): AlignOptions {
+  return sourceRate < RATE ? { sourceRate } : {};
 }
 
 /** The parts of token ranges whose tokens have no time. */
@@ -1526,7 +1530,7 @@ async function timeSegment(run: Run, s: Segment): Promise<{ timed: AlignedWord[]
   // a narrow-band source is named as such (AlignOptions.sourceRate): the aligner compares only
   // the band it has (else it looks silent above 4 kHz) and picks its model by it, with no
   // resampling down and up again here (round 16: 6 % of the hour's align-phase CPU)
-  const band: AlignOptions = f.decoded.sourceRate < RATE ? { sourceRate: f.decoded.sourceRate } : {};
+  const band = bandOptions(f.decoded.sourceRate);
   const inFile = (ws: AlignedWord[]) => ws.map((w) => ({ ...w, start: s.start + w.start, end: s.start + w.end }));
   // a piece with no audio (its region's last anchor heard before a cut) holds no reading of its words: they get no time
   if (!(s.end > s.start)) return { timed: untimed(words, s.start), fellBackSeconds: 0 };
