@@ -1,6 +1,6 @@
 // End to end through the GPU server with the real engines: Piper (when its voice is installed),
 // eSpeak NG, and the DTW aligner, on real worker threads.
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT, loadGpuServerConfig } from '../src/config.ts';
@@ -61,6 +61,7 @@ describe.runIf(hasPiper)('GPU server with Piper (default backend when the voice 
       const { words } = (await r.json()) as { words: Array<{ word: string; start: number; end: number }> };
       expect(words.map((w) => w.word)).toEqual(SENTENCE.split(' '));
       for (let i = 1; i < words.length; i++) expect(words[i]!.start).toBeGreaterThanOrEqual(words[i - 1]!.start);
+      for (const w of words) for (const t of [w.start, w.end]) expect(Number(t.toFixed(6))).toBe(t);
     }
     const metrics = await (await fetch(`${srv.url}/metrics`)).text();
     expect(metrics).toMatch(/lectern_gpu_model_cache_total\{model="align:dtw",result="miss"\} 1\b/);
@@ -82,5 +83,36 @@ describe('GPU server with eSpeak NG', () => {
     } finally {
       await srv.close();
     }
+  });
+});
+
+describe('GPU server /align input formats', () => {
+  let srv: { url: string; close(): Promise<void> };
+  beforeAll(async () => {
+    srv = await start('espeak');
+  });
+  afterAll(async () => srv?.close());
+
+  it('aligns a NIST SPHERE file (the format of TIMIT-style corpora) as it aligns the same samples in a RIFF WAV', async () => {
+    const riff = readFileSync(path.join(PROJECT_ROOT, 'test/fixtures/speech/goforward.wav'));
+    const { samples, sampleRate } = decodeWav(new Uint8Array(riff));
+    const pcm = Buffer.alloc(samples.length * 2);
+    for (let i = 0; i < samples.length; i++) pcm.writeInt16LE(Math.max(-32768, Math.min(32767, Math.round(samples[i]! * 32768))), i * 2);
+    const fields = ['NIST_1A', '   1024', `sample_count -i ${samples.length}`, `sample_rate -i ${sampleRate}`, 'channel_count -i 1', 'sample_byte_format -s2 01', 'sample_n_bytes -i 2', 'sample_coding -s3 pcm', 'end_head'];
+    const sphere = Buffer.concat([Buffer.from(`${fields.join('\n')}\n`.padEnd(1024, ' ')), pcm]);
+    const answers: Array<Array<{ word: string; start: number; end: number }>> = [];
+    for (const bytes of [riff, sphere]) {
+      const form = new FormData();
+      form.set('audio', new Blob([bytes]), 'goforward.wav');
+      form.set('text', 'go forward ten meters');
+      form.set('language', 'en-US');
+      form.set('provider', 'hmm');
+      const r = await fetch(`${srv.url}/align`, { method: 'POST', body: form });
+      expect(r.status).toBe(200);
+      answers.push(((await r.json()) as { words: Array<{ word: string; start: number; end: number }> }).words);
+    }
+    expect(answers[1]!.map((w) => w.word)).toEqual(['go', 'forward', 'ten', 'meters']);
+    expect(answers[1]).toEqual(answers[0]);
+    for (const w of answers[1]!) for (const t of [w.start, w.end]) expect(Number(t.toFixed(6))).toBe(t);
   });
 });

@@ -117,7 +117,11 @@ export async function speechRoutes(app: FastifyInstance, { runtime }: { runtime:
       const { text } = req.body;
       if (!text.trim()) throw invalid('text is empty');
       const audio = await decodeUpload(req.body.audio, 'audio');
-      return { words: await runtime.align(audio, text, req.body.language ?? DEFAULT_LANGUAGE, req.body.provider) };
+      const words = await runtime.align(audio, text, req.body.language ?? DEFAULT_LANGUAGE, req.body.provider);
+      // Times are sums of frame steps: 1.1949999999999998 is 1.195 to any client; a microsecond keeps every digit that means something.
+      return { words: words.map((w) => ({ ...w, start: toMicroseconds(w.start), end: toMicroseconds(w.end) })) };
     },
   );
 }
+
+const toMicroseconds = (t: number) => Math.round(t * 1e6) / 1e6;
