@@ -9,6 +9,9 @@
 //    chapters of prompts with a spoken preface, skipped prompts, music and noise between them,
 //    against a document of their text and the whole of The War of the Worlds, which nobody reads.
 // Needs: apt-get install asterisk-core-sounds-en-wav asterisk-core-sounds-en (not the tests).
+// Longer than an hour it is not a longer book: the same ~25 min of units repeat (jfk's sentence
+// 3 times at 60 min, 16 at 360), which makes the text ambiguous; for hours of one book use
+// bench/narrated-book.bench.ts 400 --book war-of-the-worlds (README, round 33).
 // Run: node --import tsx bench/long-recording.bench.ts [minutes=60 | quick] [--aligner dtw] [--seed 11] [--messy-only] [--scorer stock] [--recognizer stock] (or BENCH_QUICK=1 npm run bench long-recording)
 //   --seed: the messy book with another draw of prompts (held-out variants; 11 is the one looked at while tuning)
 //   --details: the messy book's words timed though never spoken, and its spoken words left untimed
