@@ -20,6 +20,7 @@ Commands:
                one pipeline without the API: lectern run audio notes.md --out notes.mp3
                (--language en-US --voice ID --speed 1.0 --data-dir ./data --format FMT
                 --tts-backend auto|espeak|piper --aligner auto|hmm|dtw)
+               no --language: the one the document declares (EPUB, PDF), else en-US
                no --voice: the language's default voice (Piper where installed for it, else eSpeak NG)
                lectern run highlight paper.pdf --format mp4|reader (--width 1280 --height 720 --fps 24)
                your own recording: lectern run readalong book.epub --audio ch1.mp3 --audio ch2.mp3
@@ -135,7 +136,7 @@ async function run(positional: string[], flags: Flags, rest: string[]): Promise<
     pipeline: pipelineName,
     file: path.resolve(file),
     out: typeof flags.out === 'string' ? path.resolve(flags.out) : null,
-    language: typeof flags.language === 'string' ? flags.language : 'en-US',
+    language: typeof flags.language === 'string' ? flags.language : null,
     voice: typeof flags.voice === 'string' ? flags.voice : null,
     speed: typeof flags.speed === 'string' ? Number(flags.speed) : 1,
     format: typeof flags.format === 'string' ? flags.format : undefined,

@@ -18,6 +18,7 @@ import { UploadService } from '../src/jobs/upload-service.ts';
 import { createLogger } from '../src/log.ts';
 import { outputKey } from '../src/storage.ts';
 import { createStorage } from '../src/storage/index.ts';
+import { makeEpub3, makePdf } from './helpers/make-documents.ts';
 import type { Storage } from '../src/storage.ts';
 
 const FIX = path.join(import.meta.dirname, 'fixtures');
@@ -124,6 +125,39 @@ describe('create', () => {
     const e = await refusal(service().create(audioJob(doc.id, { options: { format: 'reader' } }), as(alice)));
     expect([e.code, e.statusCode]).toEqual(['INVALID', 422]);
     expect(e.message).toMatch(/reader/);
+  });
+});
+
+describe("a job's language", () => {
+  const epub = (language: string) =>
+    makeEpub3({ title: 'Le livre', author: 'A. Auteur', language, chapters: [{ title: 'Un', paragraphs: ['Il était une fois un petit livre écrit en français.'] }] });
+  const pdf = (language?: string) => makePdf({ pages: [[{ text: 'Ein kurzer Satz auf Deutsch.', x: 72, y: 700, size: 12 }]], ...(language ? { language } : {}) });
+  const created = async (name: string, bytes: Buffer | string, extra: Partial<JobCreateRequest> = {}) => {
+    const doc = await upload(name, bytes, 'alice');
+    const job = await service().create(audioJob(doc.id, extra), as(alice));
+    await stores.queue.remove(job.worker_task_id!);
+    return job.config_json.language;
+  };
+
+  it('is the one the document declares when the request names none (EPUB dc:language, PDF /Lang), written as a BCP-47 tag', async () => {
+    expect(await created('livre.epub', epub('fr'))).toBe('fr');
+    expect(await created('livre-ca.epub', epub('fr_CA'))).toBe('fr-CA');
+    expect(await created('satz.pdf', pdf('de-DE'))).toBe('de-DE');
+  });
+
+  it("is the request's when it names one, and en-US when neither does or the declaration is not a language tag", async () => {
+    expect(await created('livre.epub', epub('fr'), { language: 'it' })).toBe('it');
+    expect(await created('satz.pdf', pdf())).toBe('en-US');
+    expect(await created('livre.epub', epub('French (Canada)'))).toBe('en-US');
+    expect(await created('notes.md', '# Notes\n\nHello.\n')).toBe('en-US');
+  });
+
+  it("refuses a readalong job whose document declares a language no aligner covers, saying where the language came from", async () => {
+    const doc = await upload('book.epub', epub('qaa'), 'alice');
+    const wav = await upload('jfk.wav', fs.readFileSync(path.join(FIX, 'speech/jfk.wav')), 'alice');
+    const e = await refusal(service().create({ pipeline_type: 'readalong', uploaded_file_id: doc.id, audio_file_ids: [wav.id] }, as(alice)));
+    expect([e.code, e.statusCode]).toEqual(['INVALID', 422]);
+    expect(e.message).toMatch(/language "qaa" \(the document declares it; pass language to override\)/);
   });
 });
 

@@ -13,22 +13,11 @@ type Node = { type: string; name?: string; attribs?: Record<string, string>; chi
 export async function readEpub(file: string): Promise<DocumentModel> {
   const entries = await readZip(file);
   const get = (p: string): string | null => entries.get(p)?.toString('utf8') ?? null;
-
-  const container = get('META-INF/container.xml');
-  if (!container) throw new DocumentError('the EPUB has no META-INF/container.xml');
-  const rootfile = findAll(xml(container), 'rootfile')[0]?.attribs?.['full-path'];
-  if (!rootfile) throw new DocumentError('the EPUB container names no package document');
-  const opfText = get(rootfile);
-  if (!opfText) throw new DocumentError(`the EPUB package document ${rootfile} is missing`);
-  const opf = xml(opfText);
+  const { rootfile, opf } = packageOf(get);
   const base = path.dirname(rootfile);
   const resolve = (href: string, from = base) => path.normalize(path.join(from, decodeURIComponent(href.split('#')[0]!)));
 
-  const meta = (name: string) => {
-    const el = findAll(opf, name)[0];
-    const t = el ? text(el).replace(/\s+/g, ' ').trim() : '';
-    return t || null;
-  };
+  const meta = (name: string) => metaOf(opf, name);
   const manifest = new Map<string, { href: string; type: string; props: string }>();
   for (const item of findAll(opf, 'item')) {
     const a = item.attribs ?? {};
@@ -76,7 +65,31 @@ export async function readEpub(file: string): Promise<DocumentModel> {
   };
 }
 
-function readZip(file: string): Promise<Map<string, Buffer>> {
+/** The book's declared language (the package's dc:language), read without its chapters. */
+export async function readEpubLanguage(file: string): Promise<string | null> {
+  const entries = await readZip(file, (name) => /\.(xml|opf)$/i.test(name));
+  return metaOf(packageOf((p) => entries.get(p)?.toString('utf8') ?? null).opf, 'dc:language');
+}
+
+/** The package document (OPF) the container names. */
+function packageOf(get: (p: string) => string | null): { rootfile: string; opf: Node } {
+  const container = get('META-INF/container.xml');
+  if (!container) throw new DocumentError('the EPUB has no META-INF/container.xml');
+  const rootfile = findAll(xml(container), 'rootfile')[0]?.attribs?.['full-path'];
+  if (!rootfile) throw new DocumentError('the EPUB container names no package document');
+  const opfText = get(rootfile);
+  if (!opfText) throw new DocumentError(`the EPUB package document ${rootfile} is missing`);
+  return { rootfile, opf: xml(opfText) };
+}
+
+function metaOf(opf: Node, name: string): string | null {
+  const el = findAll(opf, name)[0];
+  const t = el ? text(el).replace(/\s+/g, ' ').trim() : '';
+  return t || null;
+}
+
+/** The text entries of the book (markup, package, navigation), or those `wanted` of them. */
+function readZip(file: string, wanted: (name: string) => boolean = () => true): Promise<Map<string, Buffer>> {
   return new Promise((resolve, reject) => {
     const fail = (e: Error) => reject(e instanceof DocumentError ? e : new DocumentError(`the file is not a readable EPUB (${e.message.replace(/\s+/g, ' ')})`));
     yauzl.open(file, { lazyEntries: true, autoClose: true }, (err, zip) => {
@@ -86,7 +99,7 @@ function readZip(file: string): Promise<Map<string, Buffer>> {
       zip.on('error', fail);
       zip.on('end', () => resolve(out));
       zip.on('entry', (entry: yauzl.Entry) => {
-        if (entry.fileName.endsWith('/') || !/\.(x?html?|xht|xml|opf|ncx)$/i.test(entry.fileName)) return zip.readEntry();
+        if (entry.fileName.endsWith('/') || !/\.(x?html?|xht|xml|opf|ncx)$/i.test(entry.fileName) || !wanted(entry.fileName)) return zip.readEntry();
         if ((entry.generalPurposeBitFlag & 1) !== 0) return fail(new DocumentError('the EPUB is encrypted (DRM); upload a DRM-free copy'));
         total += entry.uncompressedSize;
         if (total > MAX_UNPACKED_BYTES) return fail(new DocumentError('the EPUB unpacks to more than 512 MiB of text'));

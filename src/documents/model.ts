@@ -21,6 +21,24 @@ export async function readDocument(file: string, contentType: string): Promise<D
   }
 }
 
+/** A document's language when neither the request nor the document names one. */
+export const DEFAULT_LANGUAGE = 'en-US';
+
+/**
+ * The language a document says it is in (an EPUB's dc:language, a PDF's /Lang), as a BCP-47
+ * tag ("fr_CA" → "fr-CA"), or null: none declared, not a language tag, or a format that has no
+ * place for it (Markdown, plain text). Reads the metadata only, not the pages.
+ */
+export async function declaredLanguage(file: string, contentType: string): Promise<string | null> {
+  const base = contentType.split(';')[0]!.trim();
+  const raw =
+    base === 'application/epub+zip' ? await (await import('./epub.ts')).readEpubLanguage(file)
+    : base === 'application/pdf' ? await (await import('./pdf.ts')).readPdfLanguage(file)
+    : null;
+  const tag = raw?.trim().replace(/_/g, '-');
+  return tag && tag.length <= 35 && /^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/.test(tag) ? tag : null;
+}
+
 /** A PDF page as a PNG `widthPx` wide (pdf.js loaded on first use; see pdf.ts). */
 export async function renderPage(doc: DocumentModel, pageIndex: number, widthPx?: number): Promise<Buffer> {
   return (await import('./pdf.ts')).renderPage(doc, pageIndex, widthPx);

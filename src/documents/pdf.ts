@@ -28,6 +28,17 @@ async function openPdf(file: string): Promise<PDFDocumentProxy> {
   }
 }
 
+/** The document's declared language (its catalog's Lang, which pdf.js reports as info.Language), read without its pages. */
+export async function readPdfLanguage(file: string): Promise<string | null> {
+  const pdf = await openPdf(file);
+  try {
+    const meta = (await pdf.getMetadata().catch(() => null)) as { info?: Record<string, unknown> } | null;
+    return str(meta?.info?.Language);
+  } finally {
+    await pdf.destroy();
+  }
+}
+
 export async function readPdf(file: string): Promise<DocumentModel> {
   const pdf = await openPdf(file);
   try {

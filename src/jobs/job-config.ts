@@ -17,7 +17,7 @@ export const JobCreateRequest = Type.Object(
         'audio: narration; highlight: word-highlight video/reader/EPUB; lipsync: presenter reader; readalong (a Lectern extension of the spec): the same outputs as highlight, narrated by your own recording (audio_file_ids) aligned to the document',
     }),
     uploaded_file_id: Id,
-    language: Type.Optional({ ...LanguageCode, default: 'en-US' }),
+    language: Type.Optional({ ...LanguageCode, description: "BCP-47 language code, e.g. en-US. Omitted: the language the document declares (an EPUB's dc:language, a PDF's /Lang; `fr_CA` read as fr-CA), else en-US. The job's config_json shows the one used" }),
     voice_id: Type.Optional(Type.String({ maxLength: 128, description: 'Bundled voice or engine voice id' })),
     ref_audio_file_id: Type.Optional(Id),
     ref_text: Type.Optional(Type.String({ maxLength: 4000, description: 'Transcript of the reference clip' })),

@@ -10,6 +10,7 @@ import { isId, jobPrefix, outputKey, scratchName, type DownloadMeta, type Storag
 import { contentTypeFor, INLINE_TYPES } from './file-types.ts';
 import { jobUploadRefs, type JobCreateRequest, type UploadField } from './job-config.ts';
 import type { ExportState, JobConfig, JobListQuery, JobRecord, PipelineType, Stores, UploadRecord } from './types.ts';
+import { DEFAULT_LANGUAGE, declaredLanguage } from '../documents/model.ts';
 import { probeRecordingFile } from '../speech/align/long/audio.ts';
 import { RECORDING_LANGUAGES, recordingLanguageSupported } from '../speech/align/long/languages.ts';
 import { cloneReference } from '../voices/resolve.ts';
@@ -103,7 +104,9 @@ export class JobService {
     const accepted = pipelineAccepts(req.pipeline_type, doc, req.options?.format);
     if (accepted !== true) throw invalid(accepted);
     const recording = uploads.filter((u) => u.field === 'audio_file_ids').map((u) => u.upload);
-    if (req.pipeline_type === 'readalong') await this.checkReadAlong(req, recording);
+    // a request that names no language gets the one the document declares (a French EPUB is read, or its recording aligned, in French)
+    const language = req.language ?? (await this.documentLanguage(doc)) ?? DEFAULT_LANGUAGE;
+    if (req.pipeline_type === 'readalong') await this.checkReadAlong(req, language, recording);
     else if (req.audio_file_ids) throw invalid(`audio_file_ids: only a readalong job is narrated by a recording; the ${req.pipeline_type} pipeline narrates with a voice`);
 
     // 3. config_json from the request, with defaults made explicit so a job re-run later behaves the same.
@@ -111,7 +114,7 @@ export class JobService {
     const config_json: JobConfig = {
       pipeline_type: req.pipeline_type,
       uploaded_file_id: doc.id,
-      language: req.language ?? 'en-US',
+      language,
       voice_id: req.voice_id ?? null,
       ref_audio_file_id: refAudio?.id ?? null,
       ref_text: req.ref_text ?? null,
@@ -151,11 +154,11 @@ export class JobService {
    * locates text in, and every audio file one the decoder reads (probed now, so a file it
    * cannot read is a 422 here rather than a job that fails later).
    */
-  private async checkReadAlong(req: JobCreateRequest, recording: UploadRecord[]): Promise<void> {
+  private async checkReadAlong(req: JobCreateRequest, language: string, recording: UploadRecord[]): Promise<void> {
     if (!recording.length) throw invalid('a readalong job needs its recording: upload the audio files (MP3, M4A/M4B, WAV, FLAC, OGG) and pass their ids as audio_file_ids');
-    const language = req.language ?? 'en-US';
     if (!(await recordingLanguageSupported(language))) {
-      throw invalid(`language "${language}": read-along from a recording supports ${RECORDING_LANGUAGES}; eSpeak NG has no voice for it`);
+      const whence = req.language === undefined ? ' (the document declares it; pass language to override)' : '';
+      throw invalid(`language "${language}"${whence}: read-along from a recording supports ${RECORDING_LANGUAGES}; eSpeak NG has no voice for it`);
     }
     for (const field of ['voice_id', 'ref_audio_file_id', 'ref_text', 'ref_video_file_id'] as const) {
       if (req[field] !== undefined) throw invalid(`${field}: a readalong job is narrated by its recording (audio_file_ids), not by a voice`);
@@ -172,6 +175,24 @@ export class JobService {
         }
         throw err;
       }
+    }
+  }
+
+  /**
+   * The language the document declares (EPUB dc:language, PDF /Lang), read from a copy of
+   * its metadata; null when it declares none or cannot be read (the pipeline then says why).
+   */
+  private async documentLanguage(doc: UploadRecord): Promise<string | null> {
+    if (!/^application\/(epub\+zip|pdf)\b/.test(doc.content_type)) return null;
+    const dir = path.join(this.storage.tmpDir, scratchName(`language-${doc.id}`));
+    await fs.promises.mkdir(dir, { recursive: true });
+    try {
+      return await declaredLanguage(await this.storage.localCopy(doc.path, dir), doc.content_type);
+    } catch (err) {
+      this.log.debug({ upload: doc.id, err: (err as Error).message }, 'no declared language read from the document');
+      return null;
+    } finally {
+      await fs.promises.rm(dir, { recursive: true, force: true });
     }
   }
 

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from '../log.ts';
+import { DEFAULT_LANGUAGE, declaredLanguage } from '../documents/model.ts';
 import { sniff, SNIFF_BYTES } from '../media/sniff.ts';
 import { createLocalSpeech } from '../speech/local.ts';
 import { scratchName } from '../storage.ts';
@@ -23,7 +24,8 @@ export interface RunFileOptions {
   file: string;
   /** Where the main output goes; default: beside the input, named after it. */
   out: string | null;
-  language: string;
+  /** null: the language the document declares (EPUB, PDF), else en-US. */
+  language: string | null;
   voice: string | null;
   speed: number;
   format?: string;
@@ -61,10 +63,11 @@ export async function runPipelineOnFile(o: RunFileOptions): Promise<RunFileOutco
   const format = o.format ?? defaultFormat(type);
   if (!isOutputOf(type, format)) throw new Error(`--format ${format} is not an output of the ${type} pipeline`); // pipelineAccepts said so already
 
+  const language = o.language ?? (await declaredLanguage(o.file, kind.contentType).catch(() => null)) ?? DEFAULT_LANGUAGE;
   const recording: RecordingFile[] = [];
   if (type === 'readalong') {
     if (!o.audio?.length) throw new Error('lectern run readalong needs the recording: --audio FILE (once per file, any order)');
-    if (!(await recordingLanguageSupported(o.language))) throw new Error(`--language ${o.language}: read-along from a recording supports ${RECORDING_LANGUAGES}; eSpeak NG has no voice for it`);
+    if (!(await recordingLanguageSupported(language))) throw new Error(`--language ${language}${o.language === null ? ' (the document declares it; pass --language to override)' : ''}: read-along from a recording supports ${RECORDING_LANGUAGES}; eSpeak NG has no voice for it`);
     if (o.speed !== 1) throw new Error('--speed: a read-along plays the recording as it is (speed 1)');
     for (const [k, file] of o.audio.entries()) {
       await probeRecordingFile(file, k);
@@ -81,13 +84,13 @@ export async function runPipelineOnFile(o: RunFileOptions): Promise<RunFileOutco
   const made: { aligner?: Promise<ClosableAligner> } = {};
   try {
     // The engine and voice this file is narrated with (auto: --voice's engine, or the language's default voice).
-    const bound = await speechForVoice(speech, o.voice, o.language);
+    const bound = await speechForVoice(speech, o.voice, language);
     const pipeline = await loadPipeline(type, format);
     const result = await pipeline.run({
       input: {
         jobId: 'cli',
         document: { path: o.file, originalName: path.basename(o.file), contentType: kind.contentType },
-        language: o.language,
+        language,
         voiceId: bound.voiceId,
         options: fillOptions({ format, speed: o.speed, ...o.video }),
         title: null,

@@ -15,6 +15,8 @@ export interface PdfSpec {
   pages: PdfLine[][];
   title?: string;
   author?: string;
+  /** The catalog's Lang (the document's natural language; pdf.js reports it as info.Language). */
+  language?: string;
   outline?: Array<{ title: string; page: number }>;
   /** A page image only: a grey rectangle where the text would be, no text layer. */
   scanned?: boolean;
@@ -57,7 +59,7 @@ export function makePdf(spec: PdfSpec): Buffer {
     objs[root - 1] = `<< /Type /Outlines /First ${first} 0 R /Last ${first + spec.outline.length - 1} 0 R /Count ${spec.outline.length} >>`;
     outlines = ` /Outlines ${root} 0 R /PageMode /UseOutlines`;
   }
-  objs[catalog - 1] = `<< /Type /Catalog /Pages ${pagesObj} 0 R${outlines} >>`;
+  objs[catalog - 1] = `<< /Type /Catalog /Pages ${pagesObj} 0 R${outlines}${spec.language ? ` /Lang ${pdfString(spec.language)}` : ''} >>`;
   const infoParts = [spec.title ? `/Title ${pdfString(spec.title)}` : '', spec.author ? `/Author ${pdfString(spec.author)}` : ''].join(' ');
   const info = add(`<< ${infoParts} /Producer (lectern test) >>`);
   let encrypt = '';
