@@ -184,24 +184,23 @@ export class JobService {
    */
   private async documentLanguage(doc: UploadRecord): Promise<string | null> {
     if (!/^application\/(epub\+zip|pdf)\b/.test(doc.content_type)) return null;
-    const dir = path.join(this.storage.tmpDir, scratchName(`language-${doc.id}`));
-    await fs.promises.mkdir(dir, { recursive: true });
-    try {
-      return await declaredLanguage(await this.storage.localCopy(doc.path, dir), doc.content_type);
-    } catch (err) {
-      this.log.debug({ upload: doc.id, err: (err as Error).message }, 'no declared language read from the document');
+    return this.withLocalCopy(doc, 'language', (file) => declaredLanguage(file, doc.content_type)).catch((err: Error) => {
+      this.log.debug({ upload: doc.id, err: err.message }, 'no declared language read from the document');
       return null;
-    } finally {
-      await fs.promises.rm(dir, { recursive: true, force: true });
-    }
+    });
   }
 
-  /** ffprobe on the stored upload (a copy in a scratch folder where the store is a bucket). */
+  /** ffprobe on the stored upload. */
   private async probeUpload(u: UploadRecord, index: number): Promise<void> {
-    const dir = path.join(this.storage.tmpDir, scratchName(`probe-${u.id}`));
+    await this.withLocalCopy(u, 'probe', (file) => probeRecordingFile(file, index));
+  }
+
+  /** `use` on a local file holding the upload (a copy in a scratch folder where the store is a bucket), removed after. */
+  private async withLocalCopy<T>(u: UploadRecord, what: string, use: (file: string) => Promise<T>): Promise<T> {
+    const dir = path.join(this.storage.tmpDir, scratchName(`${what}-${u.id}`));
     await fs.promises.mkdir(dir, { recursive: true });
     try {
-      await probeRecordingFile(await this.storage.localCopy(u.path, dir), index);
+      return await use(await this.storage.localCopy(u.path, dir));
     } finally {
       await fs.promises.rm(dir, { recursive: true, force: true });
     }
