@@ -17,7 +17,6 @@ export async function readEpub(file: string): Promise<DocumentModel> {
   const base = path.dirname(rootfile);
   const resolve = (href: string, from = base) => path.normalize(path.join(from, decodeURIComponent(href.split('#')[0]!)));
 
-  const meta = (name: string) => metaOf(opf, name);
   const manifest = new Map<string, { href: string; type: string; props: string }>();
   for (const item of findAll(opf, 'item')) {
     const a = item.attribs ?? {};
@@ -57,9 +56,9 @@ export async function readEpub(file: string): Promise<DocumentModel> {
   return {
     format: 'epub',
     path: file,
-    title: meta('dc:title'),
-    author: meta('dc:creator'),
-    language: meta('dc:language'),
+    title: metaOf(opf, 'dc:title'),
+    author: metaOf(opf, 'dc:creator'),
+    language: metaOf(opf, 'dc:language'),
     pages,
     toc,
   };

@@ -30,14 +30,19 @@ export const DEFAULT_LANGUAGE = 'en-US';
  * place for it (Markdown, plain text). Reads the metadata only, not the pages.
  */
 export async function declaredLanguage(file: string, contentType: string): Promise<string | null> {
-  const base = contentType.split(';')[0]!.trim();
-  const raw =
-    base === 'application/epub+zip' ? await (await import('./epub.ts')).readEpubLanguage(file)
-    : base === 'application/pdf' ? await (await import('./pdf.ts')).readPdfLanguage(file)
-    : null;
+  const read = LANGUAGE_READERS[contentType.split(';')[0]!.trim()];
+  const raw = read ? await read(file) : null;
   const tag = raw?.trim().replace(/_/g, '-');
   return tag && tag.length <= 35 && /^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/.test(tag) ? tag : null;
 }
+
+const LANGUAGE_READERS: Record<string, (file: string) => Promise<string | null>> = {
+  'application/epub+zip': async (file) => (await import('./epub.ts')).readEpubLanguage(file),
+  'application/pdf': async (file) => (await import('./pdf.ts')).readPdfLanguage(file),
+};
+
+/** Whether a document of this type has a place to declare its language (else declaredLanguage is null without reading it). */
+export const declaresLanguage = (contentType: string): boolean => contentType.split(';')[0]!.trim() in LANGUAGE_READERS;
 
 /** A PDF page as a PNG `widthPx` wide (pdf.js loaded on first use; see pdf.ts). */
 export async function renderPage(doc: DocumentModel, pageIndex: number, widthPx?: number): Promise<Buffer> {

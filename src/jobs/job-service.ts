@@ -10,7 +10,7 @@ import { isId, jobPrefix, outputKey, scratchName, type DownloadMeta, type Storag
 import { contentTypeFor, INLINE_TYPES } from './file-types.ts';
 import { jobUploadRefs, type JobCreateRequest, type UploadField } from './job-config.ts';
 import type { ExportState, JobConfig, JobListQuery, JobRecord, PipelineType, Stores, UploadRecord } from './types.ts';
-import { DEFAULT_LANGUAGE, declaredLanguage } from '../documents/model.ts';
+import { DEFAULT_LANGUAGE, declaredLanguage, declaresLanguage } from '../documents/model.ts';
 import { probeRecordingFile } from '../speech/align/long/audio.ts';
 import { RECORDING_LANGUAGES, recordingLanguageSupported } from '../speech/align/long/languages.ts';
 import { cloneReference } from '../voices/resolve.ts';
@@ -183,7 +183,7 @@ export class JobService {
    * its metadata; null when it declares none or cannot be read (the pipeline then says why).
    */
   private async documentLanguage(doc: UploadRecord): Promise<string | null> {
-    if (!/^application\/(epub\+zip|pdf)\b/.test(doc.content_type)) return null;
+    if (!declaresLanguage(doc.content_type)) return null; // no copy of a bucket's Markdown for nothing
     return this.withLocalCopy(doc, 'language', (file) => declaredLanguage(file, doc.content_type)).catch((err: Error) => {
       this.log.debug({ upload: doc.id, err: err.message }, 'no declared language read from the document');
       return null;
