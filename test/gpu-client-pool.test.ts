@@ -161,7 +161,7 @@ describe('GPU client pool', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lectern-gpu-pool-'));
     try {
       const err = await c
-        .generateLipsync({ audioPath: AUDIO, referenceVideoPath: VIDEO, outputPath: path.join(dir, 'o.mp4'), pollIntervalMs: 10, requestTimeoutMs: 500 })
+        .generateLipsync({ audioPath: AUDIO, referenceVideoPath: VIDEO, outputPath: path.join(dir, 'o.mp4'), pollIntervalMs: 10, requestTimeoutMs: 10_000 })
         .catch((e: unknown) => e);
       expect(err).toBeInstanceOf(GpuServerLost);
       expect(a.count('GET /lipsync/job-1')).toBe(6);
@@ -169,7 +169,7 @@ describe('GPU client pool', () => {
       expect(b.requests.filter((r) => r.path.startsWith('/lipsync'))).toEqual([]);
 
       // The next job goes to the least-loaded server and reports where it ran.
-      const r = await c.generateLipsync({ audioPath: AUDIO, referenceVideoPath: VIDEO, outputPath: path.join(dir, 'o.mp4'), pollIntervalMs: 10, requestTimeoutMs: 500 });
+      const r = await c.generateLipsync({ audioPath: AUDIO, referenceVideoPath: VIDEO, outputPath: path.join(dir, 'o.mp4'), pollIntervalMs: 10, requestTimeoutMs: 10_000 });
       expect(r.serverUrl).toBe(b.url);
       expect(b.count('DELETE /lipsync/job-1')).toBe(1);
     } finally {

@@ -65,7 +65,11 @@ export async function startFaultServer(handler: Handler): Promise<FaultServer> {
   };
   const server = http.createServer(async (req, res) => {
     const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
+    try {
+      for await (const c of req) chunks.push(c as Buffer);
+    } catch {
+      return; // the client gave up mid-upload (its timeout): there is no one left to answer
+    }
     const parsed = await parseBody(req, Buffer.concat(chunks));
     const rec: RecordedRequest = { method: req.method ?? '', path: (req.url ?? '').split('?')[0]!, headers: req.headers, ...parsed, at: Date.now() };
     requests.push(rec);
