@@ -9,6 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { LecternError } from './core/errors.ts';
 
@@ -156,6 +157,20 @@ export function ownerOfKey(key: string): { job: string } | { upload: string } | 
  * a process starting on a data dir that others use too (embedded `serve` + `lectern worker`,
  * or a shared disk) removes only what dead processes left there.
  */
+/**
+ * `use` on a local file holding a stored object (the local store's own file, or a copy in a
+ * scratch folder of tmpDir where the store is a bucket), the folder removed after.
+ */
+export async function withLocalCopy<T>(storage: Storage, key: string, label: string, use: (file: string) => Promise<T>): Promise<T> {
+  const dir = path.join(storage.tmpDir, scratchName(label));
+  await fs.promises.mkdir(dir, { recursive: true });
+  try {
+    return await use(await storage.localCopy(key, dir));
+  } finally {
+    await fs.promises.rm(dir, { recursive: true, force: true });
+  }
+}
+
 export function scratchName(prefix: string, suffix = ''): string {
   return `${prefix}@${os.hostname()}_${process.pid}@${randomUUID().slice(0, 8)}${suffix}`;
 }

@@ -34,16 +34,20 @@ describe.each(MODES)('job API (%s)', (mode) => {
       expect(md.body.id).toMatch(/^[0-9a-f-]{36}$/);
       expect(typeof md.body.created_at).toBe('string');
 
-      const cases: Array<[string, string, string]> = [
-        ['documents/live-manual.en.pdf', 'application/pdf', 'document'],
-        ['documents/war-of-the-worlds.epub', 'application/epub+zip', 'document'],
-        ['speech/jfk.wav', 'audio/wav', 'audio'],
-        ['video/presenter.mp4', 'video/mp4', 'video'],
+      expect(md.body.language).toBeNull();
+
+      // language: what the document declares in its metadata (this PDF declares none).
+      const cases: Array<[string, string, string, string | null]> = [
+        ['documents/live-manual.en.pdf', 'application/pdf', 'document', null],
+        ['documents/war-of-the-worlds.epub', 'application/epub+zip', 'document', 'en'],
+        ['speech/jfk.wav', 'audio/wav', 'audio', null],
+        ['video/presenter.mp4', 'video/mp4', 'video', null],
       ];
-      for (const [file, type, kind] of cases) {
+      for (const [file, type, kind, language] of cases) {
         const r = await upload(url, path.basename(file), fs.readFileSync(path.join(FIX, file)), 'text/plain');
         expect(r.status, file).toBe(201);
-        expect(r.body).toMatchObject({ content_type: type, kind });
+        expect(r.body).toMatchObject({ content_type: type, kind, language });
+        expect((await json(url, 'GET', `/api/uploads/${r.body.id}`)).body).toMatchObject({ id: r.body.id, language });
       }
       const txt = await upload(url, 'notes.txt', 'Just some text.');
       expect(txt.body).toMatchObject({ content_type: 'text/plain; charset=utf-8', kind: 'document' });

@@ -145,6 +145,22 @@ describe("a job's language", () => {
     expect(await created('satz.pdf', pdf('de-DE'))).toBe('de-DE');
   });
 
+  it('is read once, at upload: the upload record says it (null for a document that declares none, and for audio)', async () => {
+    expect((await upload('livre.epub', epub('fr_CA'), 'alice')).language).toBe('fr-CA');
+    expect((await upload('satz.pdf', pdf('de-DE'), 'alice')).language).toBe('de-DE');
+    expect((await upload('satz.pdf', pdf(), 'alice')).language).toBeNull();
+    expect((await upload('notes.md', '# Notes\n\nHello.\n', 'alice')).language).toBeNull();
+    expect((await upload('jfk.wav', fs.readFileSync(path.join(FIX, 'speech/jfk.wav')), 'alice')).language).toBeNull();
+  });
+
+  it('is read from the document at creation for an upload stored before uploads recorded it (schema 4)', async () => {
+    const doc = await upload('livre.epub', epub('fr'), 'alice');
+    await stores.jobs.createUpload({ ...doc, id: '4b1d0c4e-0000-4000-8000-000000000001', language: null, path: doc.path }); // the same bytes, as an older row
+    const job = await service().create(audioJob('4b1d0c4e-0000-4000-8000-000000000001'), as(alice));
+    await stores.queue.remove(job.worker_task_id!);
+    expect(job.config_json.language).toBe('fr');
+  });
+
   it("is the request's when it names one, and en-US when neither does or the declaration is not a language tag", async () => {
     expect(await created('livre.epub', epub('fr'), { language: 'it' })).toBe('it');
     expect(await created('satz.pdf', pdf())).toBe('en-US');

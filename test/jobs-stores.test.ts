@@ -57,6 +57,7 @@ const uploadRow = (id: string, owner: string | null): UploadRecord => ({
   path: `uploads/${id}.md`,
   sha256: 'ab'.repeat(32),
   owner,
+  language: null,
   created_at: new Date().toISOString(),
 });
 
@@ -108,6 +109,9 @@ describe.each<Mode>(['embedded', 'distributed'])('job stores (%s)', (mode) => {
   it('creates, reads, updates and deletes jobs and uploads', async () => {
     const s = await openStores(freshConfig(mode));
     for (const id of ['u1', 'u2']) await s.jobs.createUpload(uploadRow(id, null));
+    await s.jobs.createUpload({ ...uploadRow('u-fr', null), language: 'fr-CA' });
+    expect(await s.jobs.getUpload('u-fr', INTERNAL)).toMatchObject({ id: 'u-fr', language: 'fr-CA' });
+    expect(await s.jobs.getUpload('u1', INTERNAL)).toMatchObject({ id: 'u1', language: null });
     // A job naming an upload that does not exist is not created.
     expect(await s.jobs.createJob({ id: 'job-x', pipeline_type: 'audio', config_json: {}, upload_ids: ['u1', 'gone'], owner: null }, INTERNAL)).toBeNull();
     expect(await s.jobs.getJob('job-x', INTERNAL)).toBeNull();
@@ -315,7 +319,7 @@ describe.each<Mode>(['embedded', 'distributed'])('job stores (%s)', (mode) => {
     expect(seen.size).toBeGreaterThan(0);
   });
 
-  it('migration 3 gives jobs their recorded creator as owner; older uploads get none and are for admins only', async () => {
+  it('migration 3 gives jobs their recorded creator as owner; older uploads get none and are for admins only (and, migration 4, no declared language)', async () => {
     const config = freshConfig(mode);
     const conn = mode === 'distributed' ? openPostgres(PG_URL, config.namespace, 2) : openSqlite(path.join(config.dataDir, 'lectern.db'));
     try {
@@ -342,7 +346,7 @@ describe.each<Mode>(['embedded', 'distributed'])('job stores (%s)', (mode) => {
       ['old-none', null],
     ]);
     expect(await s.jobs.getUpload('old-up', alice)).toBeNull();
-    expect(await s.jobs.getUpload('old-up', root)).toMatchObject({ id: 'old-up', owner: null });
+    expect(await s.jobs.getUpload('old-up', root)).toMatchObject({ id: 'old-up', owner: null, language: null });
     expect(await s.jobs.countActiveJobs(null)).toBe(0);
   });
 

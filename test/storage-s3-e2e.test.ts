@@ -13,6 +13,7 @@ import { PROJECT_ROOT } from '../src/config.ts';
 import { INTERNAL } from '../src/core/caller.ts';
 import type { RunningService } from '../src/service.ts';
 import { jobPrefix, outputKey, type Storage } from '../src/storage.ts';
+import { makeEpub3 } from './helpers/make-documents.ts';
 import { startS3, type TestS3 } from './helpers/s3.ts';
 import { json, testEnv, upload, waitFor, type TestEnv } from './helpers/service.ts';
 
@@ -220,6 +221,14 @@ describe('S3 store, distributed: API + two workers with no shared disk', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-security-policy')).toContain(`media-src 'self' blob: ${s3.endpoint};`);
     expect(res.headers.get('content-security-policy')).toContain("connect-src 'self';");
+  });
+
+  it("a document's declared language is read from the bucket at upload, and its scratch copy removed", async () => {
+    const epub = makeEpub3({ title: 'Le livre', author: 'A. Auteur', language: 'fr_CA', chapters: [{ title: 'Un', paragraphs: ['Il était une fois.'] }] });
+    const r = await upload(api.url, 'livre.epub', epub);
+    expect(r.status).toBe(201);
+    expect(r.body).toMatchObject({ kind: 'document', language: 'fr-CA' });
+    expect(fs.readdirSync(api.storage.tmpDir).filter((f) => f.startsWith(`language-${r.body.id}`))).toEqual([]);
   });
 
   it('an upload the client aborts leaves no object, no part and no row', { timeout: 60_000 }, async () => {

@@ -95,6 +95,10 @@ export const UploadResponse = Type.Object(
     owner: Type.Union([Type.String(), Type.Null()], {
       description: 'The token name that uploaded it; null with authentication off or from before ownership (then admins only). Jobs may use only their creator\'s uploads (an admin may use any).',
     }),
+    language: Type.Union([Type.String(), Type.Null()], {
+      description:
+        'The language a document declares in its metadata (EPUB dc:language, PDF /Lang; a BCP 47 tag such as "fr-CA"), read at upload; null when it declares none, and for audio and video. A job on this document that names no language uses it (else en-US); the web app preselects it.',
+    }),
     created_at: Type.String(),
   },
   { $id: 'UploadResponse' },

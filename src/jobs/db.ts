@@ -38,6 +38,8 @@ export interface UploadsTable {
   sha256: string;
   /** Migration 3: the uploading token's name (null: no authentication, or from before). */
   owner: string | null;
+  /** Migration 4: the language a document declares (null: none, not a document, or from before). */
+  language: string | null;
   created_at: string | Date;
 }
 
@@ -231,6 +233,14 @@ const MIGRATIONS: Migration[] = [
       // A token's list: WHERE owner = ? [AND status = ?] ORDER BY created_at DESC, id DESC.
       await s.createIndex('jobs_owner_created_idx').on('jobs').columns(['owner', 'created_at', 'id']).execute();
       await s.createIndex('jobs_owner_status_created_idx').on('jobs').columns(['owner', 'status', 'created_at', 'id']).execute();
+    },
+  },
+  {
+    // The language a document declares, read once at upload: the web app preselects it and a
+    // job that names none uses it. Older rows stay null and are read when a job names them.
+    version: 4,
+    async up(s) {
+      await s.alterTable('uploads').addColumn('language', 'text').execute();
     },
   },
 ];

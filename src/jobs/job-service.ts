@@ -6,11 +6,12 @@ import type { Caller } from '../core/caller.ts';
 import { conflict, invalid, LecternError, notFound } from '../core/errors.ts';
 import type { Logger } from '../log.ts';
 import { defaultFormat, pipelineAccepts } from '../pipelines/catalogue.ts';
-import { isId, jobPrefix, outputKey, scratchName, type DownloadMeta, type Storage } from '../storage.ts';
+import { isId, jobPrefix, outputKey, withLocalCopy, type DownloadMeta, type Storage } from '../storage.ts';
 import { contentTypeFor, INLINE_TYPES } from './file-types.ts';
 import { jobUploadRefs, type JobCreateRequest, type UploadField } from './job-config.ts';
+import { readDocumentLanguage } from './upload-service.ts';
 import type { ExportState, JobConfig, JobListQuery, JobRecord, PipelineType, Stores, UploadRecord } from './types.ts';
-import { DEFAULT_LANGUAGE, declaredLanguage, declaresLanguage } from '../documents/model.ts';
+import { DEFAULT_LANGUAGE } from '../documents/model.ts';
 import { probeRecordingFile } from '../speech/align/long/audio.ts';
 import { RECORDING_LANGUAGES, recordingLanguageSupported } from '../speech/align/long/languages.ts';
 import { cloneReference } from '../voices/resolve.ts';
@@ -104,8 +105,10 @@ export class JobService {
     const accepted = pipelineAccepts(req.pipeline_type, doc, req.options?.format);
     if (accepted !== true) throw invalid(accepted);
     const recording = uploads.filter((u) => u.field === 'audio_file_ids').map((u) => u.upload);
-    // a request that names no language gets the one the document declares (a French EPUB is read, or its recording aligned, in French)
-    const language = req.language ?? (await this.documentLanguage(doc)) ?? DEFAULT_LANGUAGE;
+    // A request that names no language gets the one the document declares (a French EPUB is
+    // read, or its recording aligned, in French), read at upload; an upload stored before
+    // uploads recorded it (schema 4) is read now.
+    const language = req.language ?? doc.language ?? (await readDocumentLanguage(this.storage, doc, this.log)) ?? DEFAULT_LANGUAGE;
     if (req.pipeline_type === 'readalong') await this.checkReadAlong(req, language, recording);
     else if (req.audio_file_ids) throw invalid(`audio_file_ids: only a readalong job is narrated by a recording; the ${req.pipeline_type} pipeline narrates with a voice`);
 
@@ -178,32 +181,9 @@ export class JobService {
     }
   }
 
-  /**
-   * The language the document declares (EPUB dc:language, PDF /Lang), read from a copy of
-   * its metadata; null when it declares none or cannot be read (the pipeline then says why).
-   */
-  private async documentLanguage(doc: UploadRecord): Promise<string | null> {
-    if (!declaresLanguage(doc.content_type)) return null; // no copy of a bucket's Markdown for nothing
-    return this.withLocalCopy(doc, 'language', (file) => declaredLanguage(file, doc.content_type)).catch((err: Error) => {
-      this.log.debug({ upload: doc.id, err: err.message }, 'no declared language read from the document');
-      return null;
-    });
-  }
-
   /** ffprobe on the stored upload. */
   private async probeUpload(u: UploadRecord, index: number): Promise<void> {
-    await this.withLocalCopy(u, 'probe', (file) => probeRecordingFile(file, index));
-  }
-
-  /** `use` on a local file holding the upload (a copy in a scratch folder where the store is a bucket), removed after. */
-  private async withLocalCopy<T>(u: UploadRecord, what: string, use: (file: string) => Promise<T>): Promise<T> {
-    const dir = path.join(this.storage.tmpDir, scratchName(`${what}-${u.id}`));
-    await fs.promises.mkdir(dir, { recursive: true });
-    try {
-      return await use(await this.storage.localCopy(u.path, dir));
-    } finally {
-      await fs.promises.rm(dir, { recursive: true, force: true });
-    }
+    await withLocalCopy(this.storage, u.path, `probe-${u.id}`, (file) => probeRecordingFile(file, index));
   }
 
   /**

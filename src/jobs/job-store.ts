@@ -54,6 +54,7 @@ function toUpload(r: Selectable<UploadsTable>): UploadRecord {
     path: r.path,
     sha256: r.sha256,
     owner: r.owner,
+    language: r.language,
     created_at: iso(r.created_at),
   };
 }

@@ -134,6 +134,12 @@ export interface UploadRecord {
   /** Path relative to the data dir. */
   path: string;
   sha256: string;
+  /**
+   * The language a document declares in its metadata (EPUB dc:language, PDF /Lang), read at
+   * upload: what a job that names none is narrated or aligned in. Null when it declares none,
+   * for audio and video, and for uploads stored before schema 4.
+   */
+  language: string | null;
   /** The token name that uploaded it; null with authentication off, or before ownership (admins only). */
   owner: string | null;
   created_at: string;

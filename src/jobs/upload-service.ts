@@ -8,7 +8,8 @@ import type { Caller } from '../core/caller.ts';
 import { badRequest, conflict, notFound, tooLarge, unsupportedType } from '../core/errors.ts';
 import type { Logger } from '../log.ts';
 import { sniff, SNIFF_BYTES } from '../media/sniff.ts';
-import { isId, uploadKey, type DownloadMeta, type Storage } from '../storage.ts';
+import { declaredLanguage, declaresLanguage } from '../documents/model.ts';
+import { isId, uploadKey, withLocalCopy, type DownloadMeta, type Storage } from '../storage.ts';
 import type { JobStore, UploadRecord } from './types.ts';
 
 export const ACCEPTED_UPLOADS = 'PDF, EPUB, Markdown or plain text documents; WAV, MP3, M4A, FLAC or OGG audio; MP4, MOV or WebM video';
@@ -80,6 +81,7 @@ export class UploadService {
     } catch (err) {
       throw this.sourceError(err);
     }
+    const language = type.kind === 'document' ? await readDocumentLanguage(this.storage, { id, path: key, content_type: type.contentType }, this.log) : null;
     try {
       const record = await this.jobs.createUpload({
         id,
@@ -89,6 +91,7 @@ export class UploadService {
         kind: type.kind,
         path: key,
         sha256: hash.digest('hex'),
+        language,
         owner,
         created_at: new Date().toISOString(),
       });
@@ -131,6 +134,18 @@ export class UploadService {
     const stem = path.parse(u.original_name).name.replace(/[^\p{L}\p{N}._ -]+/gu, '_').slice(0, 120) || 'upload';
     return { key: u.path, meta: { filename: `${stem}${ext}`, contentType: u.content_type, inline: false } };
   }
+}
+
+/**
+ * The language a stored document declares (EPUB dc:language, PDF /Lang) from a copy of its
+ * metadata; null when it declares none or cannot be read (a job's pipeline then says why).
+ */
+export async function readDocumentLanguage(storage: Storage, doc: Pick<UploadRecord, 'id' | 'path' | 'content_type'>, log: Logger): Promise<string | null> {
+  if (!declaresLanguage(doc.content_type)) return null; // no copy of a bucket's Markdown for nothing
+  return withLocalCopy(storage, doc.path, `language-${doc.id}`, (file) => declaredLanguage(file, doc.content_type)).catch((err: Error) => {
+    log.debug({ upload: doc.id, err: err.message }, 'no declared language read from the document');
+    return null;
+  });
 }
 
 const uploadNotFound = (id: string) => notFound(`upload ${id} not found`);
