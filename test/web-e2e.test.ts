@@ -11,7 +11,7 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningService } from '../src/service.ts';
 import { startTestGpuServer, type RunningGpuServer } from './helpers/gpu-server-fixture.ts';
-import { makePdf } from './helpers/make-documents.ts';
+import { makeEpub3, makePdf } from './helpers/make-documents.ts';
 import { measureSpeech, semitones } from './helpers/pitch.ts';
 import { json, testEnv, upload, waitFor, type TestEnv } from './helpers/service.ts';
 
@@ -148,6 +148,34 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web app in chromium', () => {
     await row.waitFor();
     expect(await row.getByRole('progressbar').getAttribute('aria-valuenow')).toBe('100');
     await shot('04-dashboard');
+  });
+
+  it('takes the language a French EPUB declares: the selector, the hint and a French voice; the job is narrated in it', async () => {
+    const epub = path.join(os.tmpdir(), `lectern-e2e-livre-${process.pid}.epub`);
+    fs.writeFileSync(epub, makeEpub3({ title: 'Un petit livre', author: 'A. Auteur', language: 'fr-FR', chapters: [{ title: 'Un', paragraphs: ['Il était une fois un petit livre écrit en français.'] }] }));
+    try {
+      await page.goto(`${svc.url}/new`);
+      const select = page.getByLabel('Language', { exact: true });
+      await expect.poll(() => select.inputValue()).toBe('en-US');
+      await page.getByLabel('Document to narrate').setInputFiles(epub);
+      await page.getByText(`Uploaded ${path.basename(epub)}`).waitFor();
+      await expect.poll(() => select.inputValue()).toMatch(/^fr-fr$/i);
+      await page.getByText('The document declares fr-FR').waitFor();
+      const voice = await page.locator('input[name="voice"]:checked').inputValue();
+      await shot('04b-declared-language');
+      await page.getByRole('button', { name: 'Create job' }).click();
+      await page.waitForURL(/\/jobs\/[0-9a-f-]{36}$/);
+      const id = new URL(page.url()).pathname.split('/')[2]!;
+      const job = (await json(svc.url, 'GET', `/api/jobs/${id}`)).body;
+      expect(job.config_json.language).toMatch(/^fr-fr$/i);
+      expect(job.config_json.voice_id ?? '').toBe(voice);
+      const voices = (await json(svc.url, 'GET', '/api/voices')).body as Array<{ id: string; language: string }>;
+      if (voice) expect(voices.find((v) => v.id === voice)?.language).toMatch(/^fr/i);
+      await waitFor(async () => ['completed', 'failed'].includes((await json(svc.url, 'GET', `/api/jobs/${id}`)).body.status), 60_000, 'the French job to finish');
+      expect((await json(svc.url, 'GET', `/api/jobs/${id}`)).body.status).toBe('completed');
+    } finally {
+      fs.rmSync(epub, { force: true });
+    }
   });
 
   it('opens the reader and the highlighted word moves while the narration plays; a click seeks', async () => {

@@ -48,6 +48,8 @@ export interface Upload {
   content_type: string;
   kind: 'document' | 'audio' | 'video';
   owner: string | null;
+  /** The language a document declares in its metadata (EPUB dc:language, PDF /Lang); null when none. */
+  language: string | null;
   created_at: string;
 }
 
@@ -114,7 +116,7 @@ export const PIPELINES: Record<PipelineType, { label: string; description: strin
   audio: { label: 'Audio narration', description: 'An MP3 or M4B audiobook with a word timeline for read-along.', formats: ['mp3', 'm4b'] },
   highlight: { label: 'Highlighted reading', description: 'A video, offline reader or EPUB with each spoken word highlighted.', formats: ['mp4', 'reader', 'epub'] },
   lipsync: { label: 'Lip-sync presenter', description: 'A presenter video speaking the text beside the read-along page.', formats: ['reader', 'mp4'] },
-  readalong: { label: 'Read-along from your recording', description: 'Your own audiobook or reading, aligned to the document: an EPUB, video or offline reader highlighting each word you read (English).', formats: ['epub', 'mp4', 'reader'] },
+  readalong: { label: 'Read-along from your recording', description: 'Your own audiobook or reading, aligned to the document: an EPUB, video or offline reader highlighting each word you read, in any language of the list.', formats: ['epub', 'mp4', 'reader'] },
 };
 
 export const FORMAT_LABELS: Record<string, string> = {

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { NewJob } from '../src/pages/NewJob.tsx';
 import { timedIndices, wordAt } from '../src/pages/Reader.tsx';
 import type { TimelineWord } from '../src/types.ts';
+import { fakeXhr } from './fake-xhr.ts';
 import { jsonResponse, mockFetch } from './mock-fetch.ts';
 
 afterEach(() => {
@@ -13,31 +14,11 @@ afterEach(() => {
   vi.unstubAllGlobals();
 });
 
-let uploaded = 0;
-/** A fake XMLHttpRequest: every upload is stored, typed from its extension as the service would from its bytes. */
-class FakeXhr {
-  status = 0;
-  responseText = '';
-  upload: { onprogress: ((e: { lengthComputable: boolean; loaded: number; total: number }) => void) | null } = { onprogress: null };
-  onload: (() => void) | null = null;
-  onerror: (() => void) | null = null;
-  onabort: (() => void) | null = null;
-  open() {}
-  setRequestHeader() {}
-  abort() {}
-  send(form: FormData) {
-    const file = form.get('file') as File;
-    const kind = /\.(mp3|flac|ogg|wav|m4a|m4b)$/i.test(file.name) ? 'audio' : 'document';
-    uploaded++;
-    const id = `00000000-0000-4000-8000-${String(uploaded).padStart(12, '0')}`;
-    setTimeout(() => {
-      this.upload.onprogress?.({ lengthComputable: true, loaded: file.size, total: file.size });
-      this.status = 201;
-      this.responseText = JSON.stringify({ id, original_name: file.name, size_bytes: file.size, content_type: kind === 'audio' ? 'audio/mpeg' : 'text/plain; charset=utf-8', kind, created_at: '2026-01-01T10:00:00.000Z' });
-      this.onload?.();
-    }, 0);
-  }
-}
+/** Every upload is stored, typed from its extension as the service would from its bytes. */
+const FakeXhr = fakeXhr((file, id) => {
+  const kind = /\.(mp3|flac|ogg|wav|m4a|m4b)$/i.test(file.name) ? 'audio' : 'document';
+  return { id, original_name: file.name, size_bytes: file.size, content_type: kind === 'audio' ? 'audio/mpeg' : 'text/plain; charset=utf-8', kind, language: null };
+});
 
 function routes(onCreate: (body: any) => Response) {
   return {

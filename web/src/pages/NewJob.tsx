@@ -9,6 +9,7 @@ import { ErrorBox } from '../components/ui.tsx';
 import { navigate } from '../router.tsx';
 import { PIPELINES, type CloningStatus, type JobCreateRequest, type Language, type PipelineType, type Upload, type Voice } from '../types.ts';
 import { DEFAULT_OPTIONS, PipelineFieldset, usePresenterVideo, type JobOptions, type SetOption } from './new-job/PipelineFieldset.tsx';
+import { useDocumentLanguage } from './new-job/language.ts';
 import { usePlayer, useVoiceChoice, useVoicePreview, voiceFields, type VoiceSelection } from './new-job/voice.ts';
 import { VoiceFieldset } from './new-job/VoiceFieldset.tsx';
 
@@ -90,13 +91,14 @@ export function NewJob() {
   const [doc, setDoc] = useState<Upload | null>(null);
   const [pipeline, setPipeline] = useState<PipelineType>('audio');
   const [options, setOptions] = useState<JobOptions>(DEFAULT_OPTIONS);
-  const [language, setLanguage] = useState('en-US');
   const [voiceMode, setVoiceMode] = useState<VoiceSelection['mode']>('library');
   const [refAudio, setRefAudio] = useState<Upload | null>(null);
   const [refText, setRefText] = useState('');
   const [recording, setRecording] = useState<Upload[]>([]);
   const presenter = usePresenterVideo();
   const service = useServiceChoices();
+  const lang = useDocumentLanguage(doc, service.languages);
+  const language = lang.language;
   const choice = useVoiceChoice(service.voices, language);
   const player = usePlayer();
   const preview = useVoicePreview(player);
@@ -130,7 +132,8 @@ export function NewJob() {
         options={options}
         setOption={setOption}
         language={language}
-        setLanguage={setLanguage}
+        setLanguage={lang.pick}
+        declaredLanguage={lang.declared}
         languages={service.languages}
         doc={doc}
         presenter={presenter}

@@ -48,6 +48,8 @@ export interface PipelineFieldsetProps {
   setOption: SetOption;
   language: string;
   setLanguage(code: string): void;
+  /** The document's declared language while the selection follows it (null once the user picks one). */
+  declaredLanguage: string | null;
   languages: Language[];
   doc: Upload | null;
   presenter: PresenterVideo;
@@ -91,7 +93,7 @@ function PipelineChoice({ pipeline, onChange }: { pipeline: PipelineType; onChan
 }
 
 /** Format, speed, language and title; the frame size for video pipelines; the preset for lip-sync. */
-function OptionsGrid({ pipeline, options, setOption, language, setLanguage, languages, doc }: PipelineFieldsetProps) {
+function OptionsGrid({ pipeline, options, setOption, language, setLanguage, declaredLanguage, languages, doc }: PipelineFieldsetProps) {
   const { format, speed, title, width, height, fps, preset } = options;
   const formats = PIPELINES[pipeline].formats;
   return (
@@ -112,9 +114,9 @@ function OptionsGrid({ pipeline, options, setOption, language, setLanguage, lang
           <input type="range" min={0.5} max={2} step={0.05} value={speed} onChange={(e) => setOption('speed', Number(e.target.value))} />
         </label>
       ) : null}
-      <label>
-        Language
-        <select value={language} onChange={(e) => setLanguage(e.target.value)}>
+      <div className="block-label">
+        <label htmlFor="job-language">Language</label>
+        <select id="job-language" value={language} onChange={(e) => setLanguage(e.target.value)} aria-describedby={declaredLanguage ? 'declared-language' : undefined}>
           {!languages.some((l) => l.code === language) ? <option value={language}>{language}</option> : null}
           {languages.map((l) => (
             <option key={l.code} value={l.code}>
@@ -122,7 +124,12 @@ function OptionsGrid({ pipeline, options, setOption, language, setLanguage, lang
             </option>
           ))}
         </select>
-      </label>
+        {declaredLanguage ? (
+          <span className="muted small" id="declared-language">
+            The document declares {declaredLanguage}
+          </span>
+        ) : null}
+      </div>
       <label>
         Title (optional)
         <input type="text" maxLength={300} value={title} onChange={(e) => setOption('title', e.target.value)} placeholder={doc?.original_name ?? ''} />
