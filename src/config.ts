@@ -166,7 +166,9 @@ export function loadServiceConfig(flags: Flags = {}, env: Env = process.env): Se
     gpuServerUrls: urlList(flags, env, 'gpu-server-url', 'LECTERN_GPU_SERVER_URL'),
     gpuHealthIntervalMs: int(flags, env, 'gpu-health-ms', 'LECTERN_GPU_HEALTH_MS', 10_000, 100),
     modelsDir: path.resolve(str(flags, 'models-dir', env, 'LECTERN_MODELS_DIR') ?? path.join(PROJECT_ROOT, 'models')),
-    maxUploadBytes: int(flags, env, 'max-upload-bytes', 'LECTERN_MAX_UPLOAD_BYTES', 200 * 1024 * 1024, 1),
+    // 2 GiB: an audiobook is often one M4B or WAV of several hundred MB (a read-along job's
+    // recording); uploads are streamed to the store, so the limit bounds disk, not memory.
+    maxUploadBytes: int(flags, env, 'max-upload-bytes', 'LECTERN_MAX_UPLOAD_BYTES', 2 * 1024 * 1024 * 1024, 1),
     webDir: path.resolve(str(flags, 'web-dir', env, 'LECTERN_WEB_DIR') ?? path.join(PROJECT_ROOT, 'web', 'dist')),
     workerConcurrency: int(flags, env, 'concurrency', 'LECTERN_WORKER_CONCURRENCY', 2, 1, 64),
     embeddedWorker: !bool(flags, 'no-worker', env, 'LECTERN_NO_EMBEDDED_WORKER', false),
