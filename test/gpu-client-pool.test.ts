@@ -63,7 +63,7 @@ async function speechServer(opts: { healthy?: () => boolean; gated?: boolean } =
 }
 
 function client(urls: string[], extra: Parameters<typeof createGpuClient>[0] extends infer O ? Partial<O> : never = {}) {
-  const c = createGpuClient({ urls, healthIntervalMs: 50, requestTimeoutMs: 2000, ...extra });
+  const c = createGpuClient({ urls, healthIntervalMs: 50, requestTimeoutMs: 10_000, ...extra });
   clients.push(c);
   return c;
 }
@@ -203,7 +203,7 @@ describe('GPU client speech calls (request and response mapping)', () => {
       { word: 'was', start: 0.2, end: 0.4 },
     ];
     const s = await server((_req, res) => sendJson(res, 200, { words }));
-    const out = await align(AUDIO, 'he was', { serverUrl: s.url, language: 'en-US', provider: 'ctc', timeoutMs: 1000 });
+    const out = await align(AUDIO, 'he was', { serverUrl: s.url, language: 'en-US', provider: 'ctc', timeoutMs: 10_000 });
     expect(out).toEqual(words);
     const req = s.requests[0]!;
     expect(`${req.method} ${req.path}`).toBe('POST /align');
