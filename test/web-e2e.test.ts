@@ -173,6 +173,8 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web app in chromium', () => {
       if (voice) expect(voices.find((v) => v.id === voice)?.language).toMatch(/^fr/i);
       await waitFor(async () => ['completed', 'failed'].includes((await json(svc.url, 'GET', `/api/jobs/${id}`)).body.status), 60_000, 'the French job to finish');
       expect((await json(svc.url, 'GET', `/api/jobs/${id}`)).body.status).toBe('completed');
+      // the later cases expect the welcome job alone on the dashboard
+      expect((await json(svc.url, 'DELETE', `/api/jobs/${id}`)).status).toBe(200);
     } finally {
       fs.rmSync(epub, { force: true });
     }
