@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningService } from '../src/service.ts';
 import { startTestGpuServer, type RunningGpuServer } from './helpers/gpu-server-fixture.ts';
 import { makeEpub3, makePdf } from './helpers/make-documents.ts';
+import { smallMessyBook, writeMessyBookText } from './helpers/messy-book.ts';
 import { measureSpeech, semitones } from './helpers/pitch.ts';
 import { json, testEnv, upload, waitFor, type TestEnv } from './helpers/service.ts';
 
@@ -177,6 +178,46 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web app in chromium', () => {
       expect((await json(svc.url, 'DELETE', `/api/jobs/${id}`)).status).toBe(200);
     } finally {
       fs.rmSync(epub, { force: true });
+    }
+  });
+
+  it('read-along from a recording: the book and its three shuffled chapter files uploaded in the form, the job aligned, and what it matched shown', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lectern-e2e-readalong-'));
+    try {
+      const book = await smallMessyBook(dir);
+      const text = writeMessyBookText(book, path.join(dir, 'book.txt'));
+      await page.goto(`${svc.url}/new`);
+      await page.getByLabel('Document to narrate').setInputFiles(text);
+      await page.getByText('Uploaded book.txt').waitFor();
+      await page.getByLabel(/Read-along from your recording/).check();
+      await page.getByLabel(/Your recording of the document/).setInputFiles(book.files);
+      const list = page.getByRole('list', { name: 'Recording files' });
+      await expect.poll(() => list.getByRole('listitem').count(), { timeout: 30_000 }).toBe(book.files.length);
+      await page.getByRole('button', { name: 'Create job' }).click();
+      await page.waitForURL(/\/jobs\/[0-9a-f-]{36}$/);
+      const id = new URL(page.url()).pathname.split('/')[2]!;
+      await page.locator('.badge-completed').waitFor({ timeout: 120_000 });
+      const job = (await json(svc.url, 'GET', `/api/jobs/${id}`)).body;
+      expect(job).toMatchObject({ status: 'completed', pipeline_type: 'readalong' });
+      expect(job.config_json.audio_file_ids).toHaveLength(book.files.length);
+      const r = job.config_json.result;
+      // the page says what the service found: every spoken word, the never-read paragraphs without a time
+      const spoken = book.spoken.filter(Boolean).length;
+      expect(r.words).toBe(book.words.length);
+      expect(r.words_timed).toBeGreaterThanOrEqual(Math.floor(spoken * 0.85));
+      expect(r.words_timed).toBeLessThanOrEqual(spoken);
+      const shown = await page.getByTestId('words-timed').textContent();
+      expect(shown).toContain(`${r.words_timed.toLocaleString('en-US')} of ${r.words.toLocaleString('en-US')} (`);
+      expect(shown).toContain('are not read in the recording');
+      await page.getByText('Audio not in the text').waitFor();
+      await shot('04c-readalong-job');
+      // its reader opens on the document's words
+      await page.getByRole('link', { name: 'Open the reader' }).click();
+      await page.waitForURL(`${svc.url}/jobs/${id}/read`);
+      await page.locator('.word').first().waitFor();
+      expect((await json(svc.url, 'DELETE', `/api/jobs/${id}`)).status).toBe(200); // the later cases expect the welcome job alone
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
     }
   });
 

@@ -24,6 +24,7 @@ import { chapterMarks } from './audio.ts';
 import { renderReadAlong } from './highlight.ts';
 import { roundTime, type TimelineEntry } from './narrate-document.ts';
 import { writeTimelineFiles } from './write-narration.ts';
+import type { RecordingCoverageResult } from './result.ts';
 import { JobCancelled, type Pipeline, type PipelineContext, type PipelineResult, type RecordingFile } from './types.ts';
 
 /** Bumped when the alignment or its cached form changes: older cache entries are then not read. */
@@ -78,15 +79,18 @@ export const readalongPipeline: Pipeline = {
     ctx.log.info({ ...coverage, align_seconds: alignSeconds, cached, dropped }, 'recording aligned');
 
     const out = await renderReadAlong(ctx, doc, files);
-    return {
-      ...out,
-      duration_seconds: duration,
+    const found: RecordingCoverageResult = {
       words: words.length,
       words_timed: timed,
       words_skipped: words.length - timed,
       text_matched: coverage.text_matched,
       audio_unmatched: coverage.audio_unmatched,
       sentences_skipped: coverage.sentences_skipped,
+    };
+    return {
+      ...out,
+      duration_seconds: duration,
+      ...found,
       recording_files: recording.length,
       recording_order: order,
       align_seconds: roundTime(alignSeconds),

@@ -14,6 +14,20 @@ export interface JobResult {
   [key: string]: unknown;
 }
 
+/** What a read-along job's result says of how much of the document its recording reads (readalong.ts). */
+export interface RecordingCoverageResult {
+  /** The document's words, and those the recording was found to read (the rest are `skipped` in timeline.json). */
+  words: number;
+  words_timed: number;
+  words_skipped: number;
+  /** words_timed / words. */
+  text_matched: number;
+  /** The share of the recording's audio that matched no text (a preface, credits, music). */
+  audio_unmatched: number;
+  /** Sentences inside the read text that the narrator left out. */
+  sentences_skipped: number;
+}
+
 export interface PipelineResult extends JobResult {
   /**
    * `stopped`: the pipeline saw its cancel flag after making part of its output (the lip-sync

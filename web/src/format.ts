@@ -1,5 +1,5 @@
 // Plain-words formatting shared by the pages.
-import type { Job } from './types.ts';
+import type { Job, JobResult, RecordingCoverageResult } from './types.ts';
 
 export function jobTitle(job: Job): string {
   return job.config_json.title || job.config_json.document?.original_name || `Job ${job.id.slice(0, 8)}`;
@@ -14,6 +14,24 @@ export function percent(job: Pick<Job, 'status' | 'progress'> & { config_json?: 
   const p = job.progress;
   if (!p || p.total <= 0) return 0;
   return Math.max(0, Math.min(100, Math.round((p.current / p.total) * 100)));
+}
+
+/**
+ * A read-along job's match of its recording to the document, in words: how many of the
+ * document's words are timed, the sentences the narrator left out, and the audio that matched
+ * no text (a preface, credits, music); null for other jobs and before the result.
+ */
+export function recordingCoverage(job: { pipeline_type: string; config_json: { result?: JobResult } }): { words: string; skipped: string | null; unmatchedAudio: string } | null {
+  const r = job.config_json.result as Partial<RecordingCoverageResult> | undefined;
+  if (job.pipeline_type !== 'readalong' || typeof r?.words !== 'number' || typeof r.words_timed !== 'number') return null;
+  const n = (x: number) => x.toLocaleString('en-US');
+  const share = (x: number) => `${(Math.floor(x * 1000) / 10).toFixed(1)} %`;
+  const rest = r.words - r.words_timed;
+  return {
+    words: `${n(r.words_timed)} of ${n(r.words)} (${share(r.words ? r.words_timed / r.words : 0)})${rest ? `; the other ${n(rest)} are not read in the recording and are shown without a highlight` : ''}`,
+    skipped: r.sentences_skipped ? `${n(r.sentences_skipped)} sentence${r.sentences_skipped > 1 ? 's' : ''} inside the read text` : null,
+    unmatchedAudio: share(r.audio_unmatched ?? 0),
+  };
 }
 
 export function duration(seconds: number): string {

@@ -5,9 +5,9 @@ import type { OUTPUT_FILES } from '../../src/core/output-files.ts';
 import type { JobCreateRequest } from '../../src/jobs/job-config.ts';
 import type { JobConfig, JobStatus, PipelineType, Progress } from '../../src/jobs/types.ts';
 import type { OutputFormat } from '../../src/pipelines/options.ts';
-import type { JobResult } from '../../src/pipelines/result.ts';
+import type { JobResult, RecordingCoverageResult } from '../../src/pipelines/result.ts';
 
-export type { JobConfig, JobCreateRequest, JobResult, JobStatus, OutputFormat, PipelineType, Progress };
+export type { JobConfig, JobCreateRequest, JobResult, JobStatus, OutputFormat, PipelineType, Progress, RecordingCoverageResult };
 
 export const JOB_STATUSES: JobStatus[] = ['pending', 'running', 'completed', 'failed', 'stopped'];
 export const TERMINAL: JobStatus[] = ['completed', 'failed', 'stopped'];

@@ -4,6 +4,7 @@
 import { cleanup, fireEvent, render, screen, within } from '@testing-library/react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { NewJob } from '../src/pages/NewJob.tsx';
+import { recordingCoverage } from '../src/format.ts';
 import { timedIndices, wordAt } from '../src/pages/Reader.tsx';
 import type { TimelineWord } from '../src/types.ts';
 import { fakeXhr } from './fake-xhr.ts';
@@ -94,5 +95,19 @@ describe('reader: words a recording skips', () => {
     expect(wordAt(words, 1.5)).toBe(2);
     expect(wordAt(words, 1.9)).toBe(2);
     expect(wordAt(words, 2.1)).toBe(4);
+  });
+});
+
+describe('job page: what a read-along job matched', () => {
+  const readalong = (result: Record<string, unknown>) => ({ pipeline_type: 'readalong' as const, config_json: { result: { output: 'book.epub', files: [], ...result } } });
+  it('says how many words are timed, the sentences left out and the audio not in the text; nothing for other jobs', () => {
+    expect(recordingCoverage(readalong({ words: 12500, words_timed: 12345, words_skipped: 155, text_matched: 0.9876, audio_unmatched: 0.0412, sentences_skipped: 2 }))).toEqual({
+      words: '12,345 of 12,500 (98.7 %); the other 155 are not read in the recording and are shown without a highlight',
+      skipped: '2 sentences inside the read text',
+      unmatchedAudio: '4.1 %',
+    });
+    expect(recordingCoverage(readalong({ words: 93, words_timed: 93, words_skipped: 0, text_matched: 1, audio_unmatched: 0, sentences_skipped: 0 }))).toEqual({ words: '93 of 93 (100.0 %)', skipped: null, unmatchedAudio: '0.0 %' });
+    expect(recordingCoverage({ ...readalong({ words: 10, words_timed: 10 }), pipeline_type: 'audio' })).toBeNull();
+    expect(recordingCoverage({ pipeline_type: 'readalong', config_json: {} })).toBeNull();
   });
 });

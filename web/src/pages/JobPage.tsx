@@ -3,7 +3,7 @@
 import { useCallback, useEffect, useState } from 'react';
 import { api, ApiError, download } from '../api.ts';
 import { ConfirmButton, ErrorBox, ProgressBar, StatusBadge } from '../components/ui.tsx';
-import { duration, jobTitle, percent, phaseLabel, when } from '../format.ts';
+import { duration, jobTitle, percent, phaseLabel, recordingCoverage, when } from '../format.ts';
 import { Link, navigate } from '../router.tsx';
 import { FORMAT_LABELS, PIPELINES, TERMINAL, TIMELINE_FILE, type Job } from '../types.ts';
 import { useJobStream } from '../useJobStream.ts';
@@ -55,6 +55,7 @@ export function JobPage({ id }: { id: string }) {
   const format = String(job.config_json.options?.format ?? '');
   const output = job.config_json.result?.output ?? '';
   const pages = pagesOf(job);
+  const coverage = recordingCoverage(job);
   const canStop = (job.pipeline_type === 'lipsync' || job.pipeline_type === 'readalong') && (job.status === 'running' || job.status === 'pending');
 
   return (
@@ -95,6 +96,20 @@ export function JobPage({ id }: { id: string }) {
           <>
             <dt>Length</dt>
             <dd>{duration(job.config_json.result.duration_seconds)}</dd>
+          </>
+        ) : null}
+        {coverage ? (
+          <>
+            <dt>Words timed</dt>
+            <dd data-testid="words-timed">{coverage.words}</dd>
+            {coverage.skipped ? (
+              <>
+                <dt>Left out by the narrator</dt>
+                <dd>{coverage.skipped}</dd>
+              </>
+            ) : null}
+            <dt>Audio not in the text</dt>
+            <dd>{coverage.unmatchedAudio}</dd>
           </>
         ) : null}
       </dl>
