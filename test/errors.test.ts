@@ -1,6 +1,7 @@
 // The one error model: catalogue codes and statuses, errors across a thread boundary by
 // code, and the shared error handler on a real Fastify app (createHttpApp, ephemeral port),
 // including a plugin that answers its errors in its own body shape.
+import fs from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Type } from '@sinclair/typebox';
@@ -56,6 +57,10 @@ describe('the shared error handler', () => {
     app.get('/bug', async () => {
       throw new TypeError("Cannot read properties of undefined (reading 'secret')");
     });
+    // a real ENOSPC from the kernel: /dev/full refuses every write
+    app.get('/full', async () => {
+      await fs.promises.writeFile('/dev/full', 'x');
+    });
     app.post('/typed', { schema: { body: Type.Object({ n: Type.Integer({ maximum: 3 }) }, { additionalProperties: false }) } }, async () => ({ ok: true }));
     // A plugin with its own error body, as an OpenAI-compatible /v1 group would have.
     await app.register(
@@ -84,6 +89,12 @@ describe('the shared error handler', () => {
     const bug = await get('/bug');
     expect(bug).toEqual({ status: 500, body: { detail: 'internal error' } });
     expect(await get('/nowhere')).toEqual({ status: 404, body: { detail: 'no route for GET /nowhere' } });
+  });
+
+  it.skipIf(!fs.existsSync('/dev/full'))('answers a full disk (ENOSPC) with 507 saying so, not a bare 500', async () => {
+    const full = await get('/full');
+    expect(full.status).toBe(507);
+    expect(full.body.detail).toMatch(/^no space left on the server's disk for this request/);
   });
 
   it('answers schema errors with 422, malformed JSON with 400, an oversized body with 413', async () => {

@@ -44,7 +44,7 @@ function createUploadRoute(app: FastifyInstance, { uploads, maxUploadBytes }: Up
         summary: 'Upload a document, reference audio or presenter video',
         description: `multipart/form-data with the file in the field "file". Accepted: ${ACCEPTED_UPLOADS}. The type is detected from the first bytes, before anything is stored; HTML and SVG are refused. Size limit: LECTERN_MAX_UPLOAD_BYTES (default 2 GiB, for an audiobook in one file). The file is streamed into the store (the data dir, or the S3 bucket as a multipart upload, with the API's memory bounded whatever the size); a refused, oversized or interrupted upload leaves no file, no part and no record. The upload belongs to the calling token. ${OWNERSHIP}`,
         consumes: ['multipart/form-data'],
-        response: { 201: { $ref: 'UploadResponse#' }, ...errors(400, 413, 415, 503) },
+        response: { 201: { $ref: 'UploadResponse#' }, ...errors(400, 413, 415, 503, 507) },
       },
     },
     async (req, reply) => {

@@ -31,6 +31,7 @@ export const ERRORS = {
   NATIVE_ADDON: { status: 503, when: 'the native addon is not built or does not load' },
   VOICE_MANIFEST: { status: 503, when: 'the voice library manifest is missing or broken' },
   STORAGE_UNAVAILABLE: { status: 503, when: 'the object store cannot be reached, its bucket is missing or its credentials are refused' },
+  STORAGE_FULL: { status: 507, when: 'the disk (data dir, scratch folder) has no space or quota left for what the request writes' },
   MODEL_PROCESS_DOWN: { status: 503, when: 'an operator model process (--backend process) crashed and is restarting, or none is running' },
   // Another server failed us
   UPSTREAM_FAILED: { status: 502, when: 'a GPU server answered with an error, timed out, or could not be reached' },

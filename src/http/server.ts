@@ -49,6 +49,11 @@ export function errorReply(err: unknown, bodyLimit: number): ErrorReply {
   // The message is the schema error formatter's line (schemaErrorLine, or a plugin's own).
   if (fe.code === 'FST_ERR_VALIDATION') return { status: 422, code: 'INVALID', message: String(fe.message) };
   if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return { status: 413, code: 'TOO_LARGE', message: `request body is larger than the limit of ${bodyLimit} bytes` };
+  // A full disk is the install's state, not a bug: say so (a 2 GiB upload can fill it).
+  const errno = (err as NodeJS.ErrnoException).code;
+  if (errno === 'ENOSPC' || errno === 'EDQUOT') {
+    return { status: 507, code: 'STORAGE_FULL', message: 'no space left on the server\'s disk for this request; nothing of it was kept (the operator can free space or move LECTERN_DATA_DIR)' };
+  }
   const status = fe.statusCode ?? 500;
   if (status >= 400 && status < 500) {
     const s = status === 406 ? 415 : status; // multipart's "not multipart" is a content type we do not take
