@@ -6,7 +6,7 @@ import path from 'node:path';
 import { loadImage, createCanvas } from '@napi-rs/canvas';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DocumentError, normaliseBox, readDocument, wordCount, type DocumentModel } from '../src/documents/model.ts';
-import { closeRendering, renderPage } from '../src/documents/pdf.ts';
+import { closeRendering, readPdfLanguage, renderPage } from '../src/documents/pdf.ts';
 import { chunkSentences, splitSentences } from '../src/speech/sentences.ts';
 import { tokenizeWords, utf8Bytes } from '../src/speech/words.ts';
 import { makeEpub3, makePdf, makeZip, PAGE_H, PAGE_W } from './helpers/make-documents.ts';
@@ -180,6 +180,17 @@ describe('PDF made here', () => {
     const img = await loadImage(await renderPage(doc, 0, 700));
     expect(img.width).toBe(700);
     await closeRendering(doc);
+  });
+
+  it("reads a large PDF's declared language in ranges, never the file whole; a corrupt or encrypted one fails as readDocument does", async () => {
+    const big = write('big.pdf', makePdf({ pages: lines, language: 'de-AT', padBytes: 60 * 1024 * 1024 }));
+    const stats = { bytesRead: 0 };
+    expect(await readPdfLanguage(big, stats)).toBe('de-AT');
+    expect(fs.statSync(big).size).toBeGreaterThan(60 * 1024 * 1024);
+    expect(stats.bytesRead).toBeLessThan(1024 * 1024); // the trailer, the cross-reference table and the catalog
+    expect(await readPdfLanguage(write('none.pdf', makePdf({ pages: lines })))).toBeNull();
+    await expect(readPdfLanguage(write('junk.pdf', '%PDF-1.4\nthis is not a PDF\n'))).rejects.toThrow(/not a readable PDF/);
+    await expect(readPdfLanguage(write('locked.pdf', makePdf({ pages: lines, encrypted: true })))).rejects.toThrow(/encrypted with a password/);
   });
 
   it('a scanned PDF, an encrypted one and a corrupt one fail with a one-line reason', async () => {

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { createCanvas } from '@napi-rs/canvas';
-import { getDocument, type PDFDocumentProxy, type PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
+import { getDocument, PDFDataRangeTransport, type PDFDocumentProxy, type PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import type { TextItem } from 'pdfjs-dist/types/src/display/api.js';
 import { DocumentError, hasSpokenWords, type DocBlock, type DocPage, type DocumentModel, type DocWord, type TocEntry, type WordBox } from './types.ts';
 import { bodySize, hyphenatedForms, linesToBlocks, markFurniture, markLeaders, readingOrder, type LaidPage, type Line } from './pdf-layout.ts';
@@ -19,8 +19,12 @@ const DESCENT = 0.22;
 
 async function openPdf(file: string): Promise<PDFDocumentProxy> {
   const data = new Uint8Array(await fs.promises.readFile(file));
+  return loaded(getDocument({ data, verbosity: 0, standardFontDataUrl: STANDARD_FONTS, isEvalSupported: false, useSystemFonts: false }).promise);
+}
+
+async function loaded(loading: Promise<PDFDocumentProxy>): Promise<PDFDocumentProxy> {
   try {
-    return await getDocument({ data, verbosity: 0, standardFontDataUrl: STANDARD_FONTS, isEvalSupported: false, useSystemFonts: false }).promise;
+    return await loading;
   } catch (e) {
     const err = e as Error;
     if (err.name === 'PasswordException') throw new DocumentError('the PDF is encrypted with a password; upload an unprotected copy');
@@ -28,14 +32,42 @@ async function openPdf(file: string): Promise<PDFDocumentProxy> {
   }
 }
 
-/** The document's declared language (its catalog's Lang, which pdf.js reports as info.Language), read without its pages. */
-export async function readPdfLanguage(file: string): Promise<string | null> {
-  const pdf = await openPdf(file);
+/** Bytes pdf.js reads at a time from a PDF opened in ranges. */
+const RANGE_CHUNK = 64 * 1024;
+
+/**
+ * The document's declared language (its catalog's Lang, which pdf.js reports as info.Language),
+ * read without its pages, and without reading the file whole: pdf.js asks for the ranges it
+ * needs (the trailer, the cross-reference table, the catalog), so the language of a 1 GB upload
+ * costs kilobytes of the API's memory, not a gigabyte. `stats.bytesRead` counts what was read.
+ */
+export async function readPdfLanguage(file: string, stats: { bytesRead: number } = { bytesRead: 0 }): Promise<string | null> {
+  const fh = await fs.promises.open(file, 'r');
   try {
-    const meta = (await pdf.getMetadata().catch(() => null)) as { info?: Record<string, unknown> } | null;
-    return str(meta?.info?.Language);
+    const { size } = await fh.stat();
+    const read = async (begin: number, end: number): Promise<Uint8Array> => {
+      const buf = Buffer.alloc(Math.max(0, Math.min(end, size) - begin));
+      const { bytesRead } = await fh.read(buf, 0, buf.length, begin);
+      stats.bytesRead += bytesRead;
+      return new Uint8Array(buf.buffer, buf.byteOffset, bytesRead);
+    };
+    const transport = new PDFDataRangeTransport(size, await read(0, RANGE_CHUNK));
+    transport.requestDataRange = (begin: number, end: number) => {
+      read(begin, end).then(
+        (chunk) => transport.onDataRange(begin, chunk),
+        () => transport.onDataRange(begin, new Uint8Array(0)), // pdf.js then fails the load, which says so
+      );
+    };
+    const loading = getDocument({ range: transport, length: size, rangeChunkSize: RANGE_CHUNK, disableAutoFetch: true, disableStream: true, verbosity: 0, isEvalSupported: false, useSystemFonts: false });
+    const pdf = await loaded(loading.promise);
+    try {
+      const meta = (await pdf.getMetadata().catch(() => null)) as { info?: Record<string, unknown> } | null;
+      return str(meta?.info?.Language);
+    } finally {
+      await pdf.destroy();
+    }
   } finally {
-    await pdf.destroy();
+    await fh.close();
   }
 }
 

@@ -22,6 +22,8 @@ export interface PdfSpec {
   scanned?: boolean;
   /** A standard security handler whose user password is not empty: pdfjs asks for a password. */
   encrypted?: boolean;
+  /** An unused stream object of this many bytes (an attachment no page shows): a large file. */
+  padBytes?: number;
 }
 
 export const PAGE_W = 612;
@@ -62,6 +64,7 @@ export function makePdf(spec: PdfSpec): Buffer {
   objs[catalog - 1] = `<< /Type /Catalog /Pages ${pagesObj} 0 R${outlines}${spec.language ? ` /Lang ${pdfString(spec.language)}` : ''} >>`;
   const infoParts = [spec.title ? `/Title ${pdfString(spec.title)}` : '', spec.author ? `/Author ${pdfString(spec.author)}` : ''].join(' ');
   const info = add(`<< ${infoParts} /Producer (lectern test) >>`);
+  if (spec.padBytes) add(`<< /Length ${spec.padBytes} >>\nstream\n${'x'.repeat(spec.padBytes)}\nendstream`);
   let encrypt = '';
   if (spec.encrypted) {
     const hex = (n: number) => Buffer.alloc(n, 0xab).toString('hex');
