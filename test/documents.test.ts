@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadImage, createCanvas } from '@napi-rs/canvas';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DocumentError, normaliseBox, readDocument, wordCount, type DocumentModel } from '../src/documents/model.ts';
+import { declaredLanguage, DocumentError, normaliseBox, readDocument, withFileSource, wordCount, type ByteSource, type DocumentModel } from '../src/documents/model.ts';
 import { closeRendering, readPdfLanguage, renderPage } from '../src/documents/pdf.ts';
 import { chunkSentences, splitSentences } from '../src/speech/sentences.ts';
 import { tokenizeWords, utf8Bytes } from '../src/speech/words.ts';
@@ -185,12 +185,12 @@ describe('PDF made here', () => {
   it("reads a large PDF's declared language in ranges, never the file whole; a corrupt or encrypted one fails as readDocument does", async () => {
     const big = write('big.pdf', makePdf({ pages: lines, language: 'de-AT', padBytes: 60 * 1024 * 1024 }));
     const stats = { bytesRead: 0 };
-    expect(await readPdfLanguage(big, stats)).toBe('de-AT');
+    expect(await withFileSource(big, (src) => readPdfLanguage(src, stats))).toBe('de-AT');
     expect(fs.statSync(big).size).toBeGreaterThan(60 * 1024 * 1024);
     expect(stats.bytesRead).toBeLessThan(1024 * 1024); // the trailer, the cross-reference table and the catalog
-    expect(await readPdfLanguage(write('none.pdf', makePdf({ pages: lines })))).toBeNull();
-    await expect(readPdfLanguage(write('junk.pdf', '%PDF-1.4\nthis is not a PDF\n'))).rejects.toThrow(/not a readable PDF/);
-    await expect(readPdfLanguage(write('locked.pdf', makePdf({ pages: lines, encrypted: true })))).rejects.toThrow(/encrypted with a password/);
+    expect(await declaredLanguage(write('none.pdf', makePdf({ pages: lines })), PDF)).toBeNull();
+    await expect(declaredLanguage(write('junk.pdf', '%PDF-1.4\nthis is not a PDF\n'), PDF)).rejects.toThrow(/not a readable PDF/);
+    await expect(declaredLanguage(write('locked.pdf', makePdf({ pages: lines, encrypted: true })), PDF)).rejects.toThrow(/encrypted with a password/);
   });
 
   it('a scanned PDF, an encrypted one and a corrupt one fail with a one-line reason', async () => {
@@ -295,6 +295,17 @@ describe('EPUB', () => {
 });
 
 describe('Markdown and text into the model', () => {
+  it("reads a large EPUB's declared language from its central directory and package document alone", async () => {
+    const book = makeEpub3({ title: 'Le livre', author: 'A. Auteur', language: 'fr_CA', chapters: [{ title: 'Un', paragraphs: ['Il était une fois.'] }], extra: [['OEBPS/audio/big.bin', 'x'.repeat(40 * 1024 * 1024)]] });
+    const file = write('big.epub', book);
+    let bytesRead = 0;
+    const counted = (src: ByteSource): ByteSource => ({ size: src.size, read: async (a, b) => { const c = await src.read(a, b); bytesRead += c.length; return c; } });
+    expect(await withFileSource(file, (src) => declaredLanguage(counted(src), EPUB))).toBe('fr-CA');
+    expect(bytesRead).toBeLessThan(2 * 1024 * 1024); // of 40 MB
+    expect(await declaredLanguage(file, EPUB)).toBe('fr-CA');
+    await expect(declaredLanguage(write('broken.epub', Buffer.from('PK\x03\x04 not really a zip')), EPUB)).rejects.toThrow(/not a readable EPUB/);
+  });
+
   it('keeps headings as blocks with a TOC pointing at them', async () => {
     const file = write('notes.md', '# Title\n\nSome *emphasis* and a [link](http://x.org).\n\n## Part two\n\n- item one\n- item two\n\n> quoted words\n');
     const doc = await readDocument(file, 'text/markdown; charset=utf-8');

@@ -223,7 +223,7 @@ describe('S3 store, distributed: API + two workers with no shared disk', () => {
     expect(res.headers.get('content-security-policy')).toContain("connect-src 'self';");
   });
 
-  it("a document's declared language is read from the bucket at upload, and its scratch copy removed", async () => {
+  it("a document's declared language is read from the bucket at upload, in ranges: no scratch copy", async () => {
     const epub = makeEpub3({ title: 'Le livre', author: 'A. Auteur', language: 'fr_CA', chapters: [{ title: 'Un', paragraphs: ['Il était une fois.'] }] });
     const r = await upload(api.url, 'livre.epub', epub);
     expect(r.status).toBe(201);

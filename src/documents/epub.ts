@@ -2,8 +2,9 @@
 // elements; TOC from the EPUB 3 nav document or the EPUB 2 NCX; title/author/language from the OPF.
 import path from 'node:path/posix';
 import { parseDocument } from 'htmlparser2';
+import { Readable } from 'node:stream';
 import yauzl from 'yauzl';
-import { DocumentError, makeBlock, type BlockKind, type DocBlock, type DocPage, type DocumentModel, type TocEntry } from './types.ts';
+import { DocumentError, makeBlock, type ByteSource, type BlockKind, type DocBlock, type DocPage, type DocumentModel, type TocEntry } from './types.ts';
 
 // A book bigger than this unpacked is refused: it protects the worker from zip bombs.
 const MAX_UNPACKED_BYTES = 512 * 1024 * 1024;
@@ -65,8 +66,9 @@ export async function readEpub(file: string): Promise<DocumentModel> {
 }
 
 /** The book's declared language (the package's dc:language), read without its chapters. */
-export async function readEpubLanguage(file: string): Promise<string | null> {
-  const entries = await readZip(file, (name) => /\.(xml|opf)$/i.test(name));
+/** The book's dc:language, from its container and package document alone (the ranges of the ZIP that hold them). */
+export async function readEpubLanguage(source: ByteSource): Promise<string | null> {
+  const entries = await readZip(source, (name) => /\.(xml|opf)$/i.test(name));
   return metaOf(packageOf((p) => entries.get(p)?.toString('utf8') ?? null).opf, 'dc:language');
 }
 
@@ -88,10 +90,24 @@ function metaOf(opf: Node, name: string): string | null {
 }
 
 /** The text entries of the book (markup, package, navigation), or those `wanted` of them. */
-function readZip(file: string, wanted: (name: string) => boolean = () => true): Promise<Map<string, Buffer>> {
+/** A ByteSource as yauzl's random-access reader: the central directory and the wanted entries are read, nothing else. */
+class SourceReader extends yauzl.RandomAccessReader {
+  constructor(private readonly source: ByteSource) {
+    super();
+  }
+  override _readStreamForRange(start: number, end: number): Readable {
+    const source = this.source;
+    return Readable.from((async function* () {
+      for (let at = start; at < end; at += ZIP_READ) yield Buffer.from(await source.read(at, Math.min(end, at + ZIP_READ)));
+    })());
+  }
+}
+const ZIP_READ = 1024 * 1024;
+
+function readZip(file: string | ByteSource, wanted: (name: string) => boolean = () => true): Promise<Map<string, Buffer>> {
   return new Promise((resolve, reject) => {
     const fail = (e: Error) => reject(e instanceof DocumentError ? e : new DocumentError(`the file is not a readable EPUB (${e.message.replace(/\s+/g, ' ')})`));
-    yauzl.open(file, { lazyEntries: true, autoClose: true }, (err, zip) => {
+    const opened = (err: Error | null, zip?: yauzl.ZipFile) => {
       if (err || !zip) return fail(err ?? new Error('cannot open'));
       const out = new Map<string, Buffer>();
       let total = 0;
@@ -114,7 +130,9 @@ function readZip(file: string, wanted: (name: string) => boolean = () => true): 
         });
       });
       zip.readEntry();
-    });
+    };
+    if (typeof file === 'string') yauzl.open(file, { lazyEntries: true, autoClose: true }, opened);
+    else yauzl.fromRandomAccessReader(new SourceReader(file), file.size, { lazyEntries: true, autoClose: true }, opened);
   });
 }
 

@@ -1,7 +1,7 @@
 // The documents layer's one entry point: readDocument (the readers behind it: pdf.ts, epub.ts,
 // text.ts, loaded on demand), page rendering for PDFs, and the model's types (types.ts).
 // Code outside src/documents imports this file only (the dependency rule says so).
-import { DocumentError, type DocumentModel } from './types.ts';
+import { DocumentError, withFileSource, type ByteSource, type DocumentModel } from './types.ts';
 
 export * from './types.ts';
 
@@ -29,16 +29,16 @@ export const DEFAULT_LANGUAGE = 'en-US';
  * tag ("fr_CA" → "fr-CA"), or null: none declared, not a language tag, or a format that has no
  * place for it (Markdown, plain text). Reads the metadata only, not the pages.
  */
-export async function declaredLanguage(file: string, contentType: string): Promise<string | null> {
+export async function declaredLanguage(file: string | ByteSource, contentType: string): Promise<string | null> {
   const read = LANGUAGE_READERS[contentType.split(';')[0]!.trim()];
-  const raw = read ? await read(file) : null;
+  const raw = !read ? null : typeof file === 'string' ? await withFileSource(file, read) : await read(file);
   const tag = raw?.trim().replace(/_/g, '-');
   return tag && tag.length <= 35 && /^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/.test(tag) ? tag : null;
 }
 
-const LANGUAGE_READERS: Record<string, (file: string) => Promise<string | null>> = {
-  'application/epub+zip': async (file) => (await import('./epub.ts')).readEpubLanguage(file),
-  'application/pdf': async (file) => (await import('./pdf.ts')).readPdfLanguage(file),
+const LANGUAGE_READERS: Record<string, (source: ByteSource) => Promise<string | null>> = {
+  'application/epub+zip': async (source) => (await import('./epub.ts')).readEpubLanguage(source),
+  'application/pdf': async (source) => (await import('./pdf.ts')).readPdfLanguage(source),
 };
 
 /** Whether a document of this type has a place to declare its language (else declaredLanguage is null without reading it). */

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { createCanvas } from '@napi-rs/canvas';
 import { getDocument, PDFDataRangeTransport, type PDFDocumentProxy, type PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import type { TextItem } from 'pdfjs-dist/types/src/display/api.js';
-import { DocumentError, hasSpokenWords, type DocBlock, type DocPage, type DocumentModel, type DocWord, type TocEntry, type WordBox } from './types.ts';
+import { DocumentError, hasSpokenWords, type ByteSource, type DocBlock, type DocPage, type DocumentModel, type DocWord, type TocEntry, type WordBox } from './types.ts';
 import { bodySize, hyphenatedForms, linesToBlocks, markFurniture, markLeaders, readingOrder, type LaidPage, type Line } from './pdf-layout.ts';
 
 const require = createRequire(import.meta.url);
@@ -41,33 +41,26 @@ const RANGE_CHUNK = 64 * 1024;
  * needs (the trailer, the cross-reference table, the catalog), so the language of a 1 GB upload
  * costs kilobytes of the API's memory, not a gigabyte. `stats.bytesRead` counts what was read.
  */
-export async function readPdfLanguage(file: string, stats: { bytesRead: number } = { bytesRead: 0 }): Promise<string | null> {
-  const fh = await fs.promises.open(file, 'r');
+export async function readPdfLanguage(source: ByteSource, stats: { bytesRead: number } = { bytesRead: 0 }): Promise<string | null> {
+  const read = async (begin: number, end: number) => {
+    const chunk = await source.read(begin, end);
+    stats.bytesRead += chunk.length;
+    return chunk;
+  };
+  const transport = new PDFDataRangeTransport(source.size, await read(0, RANGE_CHUNK));
+  transport.requestDataRange = (begin: number, end: number) => {
+    read(begin, end).then(
+      (chunk) => transport.onDataRange(begin, chunk),
+      () => transport.onDataRange(begin, new Uint8Array(0)), // pdf.js then fails the load, which says so
+    );
+  };
+  const loading = getDocument({ range: transport, length: source.size, rangeChunkSize: RANGE_CHUNK, disableAutoFetch: true, disableStream: true, verbosity: 0, isEvalSupported: false, useSystemFonts: false });
+  const pdf = await loaded(loading.promise);
   try {
-    const { size } = await fh.stat();
-    const read = async (begin: number, end: number): Promise<Uint8Array> => {
-      const buf = Buffer.alloc(Math.max(0, Math.min(end, size) - begin));
-      const { bytesRead } = await fh.read(buf, 0, buf.length, begin);
-      stats.bytesRead += bytesRead;
-      return new Uint8Array(buf.buffer, buf.byteOffset, bytesRead);
-    };
-    const transport = new PDFDataRangeTransport(size, await read(0, RANGE_CHUNK));
-    transport.requestDataRange = (begin: number, end: number) => {
-      read(begin, end).then(
-        (chunk) => transport.onDataRange(begin, chunk),
-        () => transport.onDataRange(begin, new Uint8Array(0)), // pdf.js then fails the load, which says so
-      );
-    };
-    const loading = getDocument({ range: transport, length: size, rangeChunkSize: RANGE_CHUNK, disableAutoFetch: true, disableStream: true, verbosity: 0, isEvalSupported: false, useSystemFonts: false });
-    const pdf = await loaded(loading.promise);
-    try {
-      const meta = (await pdf.getMetadata().catch(() => null)) as { info?: Record<string, unknown> } | null;
-      return str(meta?.info?.Language);
-    } finally {
-      await pdf.destroy();
-    }
+    const meta = (await pdf.getMetadata().catch(() => null)) as { info?: Record<string, unknown> } | null;
+    return str(meta?.info?.Language);
   } finally {
-    await fh.close();
+    await pdf.destroy();
   }
 }
 

@@ -8,8 +8,8 @@ import type { Caller } from '../core/caller.ts';
 import { badRequest, conflict, notFound, tooLarge, unsupportedType } from '../core/errors.ts';
 import type { Logger } from '../log.ts';
 import { sniff, SNIFF_BYTES } from '../media/sniff.ts';
-import { declaredLanguage, declaresLanguage } from '../documents/model.ts';
-import { isId, uploadKey, withLocalCopy, type DownloadMeta, type Storage } from '../storage.ts';
+import { declaredLanguage, declaresLanguage, type ByteSource } from '../documents/model.ts';
+import { isId, StorageNotFound, uploadKey, type DownloadMeta, type Storage } from '../storage.ts';
 import type { JobStore, UploadRecord } from './types.ts';
 
 export const ACCEPTED_UPLOADS = 'PDF, EPUB, Markdown or plain text documents; WAV, MP3, M4A, FLAC or OGG audio; MP4, MOV or WebM video';
@@ -137,15 +137,34 @@ export class UploadService {
 }
 
 /**
- * The language a stored document declares (EPUB dc:language, PDF /Lang) from a copy of its
- * metadata; null when it declares none or cannot be read (a job's pipeline then says why).
+ * The language a stored document declares (EPUB dc:language, PDF /Lang), read from the ranges
+ * of the object that hold it (a bucket's object is not copied for its metadata); null when it
+ * declares none or cannot be read (a job's pipeline then says why).
  */
 export async function readDocumentLanguage(storage: Storage, doc: Pick<UploadRecord, 'id' | 'path' | 'content_type'>, log: Logger): Promise<string | null> {
-  if (!declaresLanguage(doc.content_type)) return null; // no copy of a bucket's Markdown for nothing
-  return withLocalCopy(storage, doc.path, `language-${doc.id}`, (file) => declaredLanguage(file, doc.content_type)).catch((err: Error) => {
-    log.debug({ upload: doc.id, err: err.message }, 'no declared language read from the document');
+  if (!declaresLanguage(doc.content_type)) return null;
+  try {
+    return await declaredLanguage(await storedSource(storage, doc.path), doc.content_type);
+  } catch (err) {
+    log.debug({ upload: doc.id, err: (err as Error).message }, 'no declared language read from the document');
     return null;
-  });
+  }
+}
+
+/** A stored object as a ByteSource: each read is one ranged read of the store. */
+async function storedSource(storage: Storage, key: string): Promise<ByteSource> {
+  const size = (await storage.stat(key))?.size;
+  if (size === undefined) throw new StorageNotFound(key);
+  return {
+    size,
+    async read(begin, end) {
+      const last = Math.min(end, size) - 1;
+      if (last < begin) return new Uint8Array(0);
+      const parts: Buffer[] = [];
+      for await (const chunk of await storage.read(key, { start: begin, end: last })) parts.push(chunk as Buffer);
+      return Buffer.concat(parts);
+    },
+  };
 }
 
 const uploadNotFound = (id: string) => notFound(`upload ${id} not found`);
