@@ -6,7 +6,7 @@ import path from 'node:path';
 import { loadImage, createCanvas } from '@napi-rs/canvas';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { declaredLanguage, DocumentError, normaliseBox, readDocument, withFileSource, wordCount, type ByteSource, type DocumentModel } from '../src/documents/model.ts';
-import { closeRendering, readPdfLanguage, renderPage } from '../src/documents/pdf.ts';
+import { closeRendering, MAX_LANGUAGE_READ, readPdfLanguage, renderPage } from '../src/documents/pdf.ts';
 import { chunkSentences, splitSentences } from '../src/speech/sentences.ts';
 import { tokenizeWords, utf8Bytes } from '../src/speech/words.ts';
 import { makeEpub3, makePdf, makeZip, PAGE_H, PAGE_W } from './helpers/make-documents.ts';
@@ -188,6 +188,14 @@ describe('PDF made here', () => {
     expect(await withFileSource(big, (src) => readPdfLanguage(src, stats))).toBe('de-AT');
     expect(fs.statSync(big).size).toBeGreaterThan(60 * 1024 * 1024);
     expect(stats.bytesRead).toBeLessThan(1024 * 1024); // the trailer, the cross-reference table and the catalog
+    // A broken cross-reference table makes pdf.js scan the file: the read stops at its bound.
+    const pdfBytes = fs.readFileSync(big);
+    const at = pdfBytes.lastIndexOf('startxref');
+    const broken = write('broken-xref.pdf', Buffer.concat([pdfBytes.subarray(0, at), Buffer.from('startxref\n123\n%%EOF\n')]));
+    const brokenStats = { bytesRead: 0 };
+    await expect(withFileSource(broken, (src) => readPdfLanguage(src, brokenStats))).rejects.toThrow(/reading the PDF's language would take more than \d+ bytes of it/);
+    expect(brokenStats.bytesRead).toBeLessThanOrEqual(MAX_LANGUAGE_READ);
+    // the upload path takes that as "declares none": the job's pipeline reads the whole PDF and says what it finds
     expect(await declaredLanguage(write('none.pdf', makePdf({ pages: lines })), PDF)).toBeNull();
     await expect(declaredLanguage(write('junk.pdf', '%PDF-1.4\nthis is not a PDF\n'), PDF)).rejects.toThrow(/not a readable PDF/);
     await expect(declaredLanguage(write('locked.pdf', makePdf({ pages: lines, encrypted: true })), PDF)).rejects.toThrow(/encrypted with a password/);

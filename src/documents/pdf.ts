@@ -34,6 +34,12 @@ async function loaded(loading: Promise<PDFDocumentProxy>): Promise<PDFDocumentPr
 
 /** Bytes pdf.js reads at a time from a PDF opened in ranges. */
 const RANGE_CHUNK = 64 * 1024;
+/**
+ * The most of a PDF its language may cost. A sound PDF's catalog takes kilobytes; one whose
+ * cross-reference table is broken makes pdf.js scan (and keep) the whole file, which for a
+ * 1 GB upload is not worth a language: past this the read stops and the language is unknown.
+ */
+export const MAX_LANGUAGE_READ = 32 * 1024 * 1024;
 
 /**
  * The document's declared language (its catalog's Lang, which pdf.js reports as info.Language),
@@ -43,21 +49,30 @@ const RANGE_CHUNK = 64 * 1024;
  */
 export async function readPdfLanguage(source: ByteSource, stats: { bytesRead: number } = { bytesRead: 0 }): Promise<string | null> {
   const read = async (begin: number, end: number) => {
+    if (stats.bytesRead + (end - begin) > MAX_LANGUAGE_READ) throw new DocumentError(`reading the PDF's language would take more than ${MAX_LANGUAGE_READ} bytes of it`);
     const chunk = await source.read(begin, end);
     stats.bytesRead += chunk.length;
     return chunk;
   };
   const transport = new PDFDataRangeTransport(source.size, await read(0, RANGE_CHUNK));
+  // A range that cannot be read (or is past the bound) ends the read: pdf.js would wait for it
+  // forever, so its error races the load and the metadata, and the load is destroyed after.
+  let fail!: (e: Error) => void;
+  const failed = new Promise<never>((_, reject) => (fail = reject));
+  failed.catch(() => undefined);
   transport.requestDataRange = (begin: number, end: number) => {
-    read(begin, end).then(
-      (chunk) => transport.onDataRange(begin, chunk),
-      () => transport.onDataRange(begin, new Uint8Array(0)), // pdf.js then fails the load, which says so
-    );
+    read(begin, end).then((chunk) => transport.onDataRange(begin, chunk), fail);
   };
   const loading = getDocument({ range: transport, length: source.size, rangeChunkSize: RANGE_CHUNK, disableAutoFetch: true, disableStream: true, verbosity: 0, isEvalSupported: false, useSystemFonts: false });
-  const pdf = await loaded(loading.promise);
+  let pdf: PDFDocumentProxy;
   try {
-    const meta = (await pdf.getMetadata().catch(() => null)) as { info?: Record<string, unknown> } | null;
+    pdf = await Promise.race([loaded(loading.promise), failed]);
+  } catch (e) {
+    void loading.destroy().catch(() => undefined);
+    throw e;
+  }
+  try {
+    const meta = (await Promise.race([pdf.getMetadata(), failed]).catch(() => null)) as { info?: Record<string, unknown> } | null;
     return str(meta?.info?.Language);
   } finally {
     await pdf.destroy();
