@@ -153,11 +153,6 @@ export function ownerOfKey(key: string): { job: string } | { upload: string } | 
 }
 
 /**
- * A name for a scratch entry in tmpDir that records which process owns it (`@host_pid@`), so
- * a process starting on a data dir that others use too (embedded `serve` + `lectern worker`,
- * or a shared disk) removes only what dead processes left there.
- */
-/**
  * `use` on a local file holding a stored object (the local store's own file, or a copy in a
  * scratch folder of tmpDir where the store is a bucket), the folder removed after.
  */
@@ -171,6 +166,11 @@ export async function withLocalCopy<T>(storage: Storage, key: string, label: str
   }
 }
 
+/**
+ * A name for a scratch entry in tmpDir that records which process owns it (`@host_pid@`), so
+ * a process starting on a data dir that others use too (embedded `serve` + `lectern worker`,
+ * or a shared disk) removes only what dead processes left there.
+ */
 export function scratchName(prefix: string, suffix = ''): string {
   return `${prefix}@${os.hostname()}_${process.pid}@${randomUUID().slice(0, 8)}${suffix}`;
 }

@@ -1,8 +1,8 @@
 // EPUB 2 and 3 → document model: one page per spine document (a chapter), its text by block
 // elements; TOC from the EPUB 3 nav document or the EPUB 2 NCX; title/author/language from the OPF.
 import path from 'node:path/posix';
-import { parseDocument } from 'htmlparser2';
 import { Readable } from 'node:stream';
+import { parseDocument } from 'htmlparser2';
 import yauzl from 'yauzl';
 import { DocumentError, makeBlock, type ByteSource, type BlockKind, type DocBlock, type DocPage, type DocumentModel, type TocEntry } from './types.ts';
 
@@ -65,7 +65,6 @@ export async function readEpub(file: string): Promise<DocumentModel> {
   };
 }
 
-/** The book's declared language (the package's dc:language), read without its chapters. */
 /** The book's dc:language, from its container and package document alone (the ranges of the ZIP that hold them). */
 export async function readEpubLanguage(source: ByteSource): Promise<string | null> {
   const entries = await readZip(source, (name) => /\.(xml|opf)$/i.test(name));
@@ -89,7 +88,6 @@ function metaOf(opf: Node, name: string): string | null {
   return t || null;
 }
 
-/** The text entries of the book (markup, package, navigation), or those `wanted` of them. */
 /** A ByteSource as yauzl's random-access reader: the central directory and the wanted entries are read, nothing else. */
 class SourceReader extends yauzl.RandomAccessReader {
   constructor(private readonly source: ByteSource) {
@@ -104,6 +102,7 @@ class SourceReader extends yauzl.RandomAccessReader {
 }
 const ZIP_READ = 1024 * 1024;
 
+/** The text entries of the book (markup, package, navigation), or those `wanted` of them. */
 function readZip(file: string | ByteSource, wanted: (name: string) => boolean = () => true): Promise<Map<string, Buffer>> {
   return new Promise((resolve, reject) => {
     const fail = (e: Error) => reject(e instanceof DocumentError ? e : new DocumentError(`the file is not a readable EPUB (${e.message.replace(/\s+/g, ' ')})`));

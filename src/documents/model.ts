@@ -1,7 +1,8 @@
 // The documents layer's one entry point: readDocument (the readers behind it: pdf.ts, epub.ts,
 // text.ts, loaded on demand), page rendering for PDFs, and the model's types (types.ts).
 // Code outside src/documents imports this file only (the dependency rule says so).
-import { DocumentError, withFileSource, type ByteSource, type DocumentModel } from './types.ts';
+import fs from 'node:fs';
+import { DocumentError, type ByteSource, type DocumentModel } from './types.ts';
 
 export * from './types.ts';
 
@@ -34,6 +35,24 @@ export async function declaredLanguage(file: string | ByteSource, contentType: s
   const raw = !read ? null : typeof file === 'string' ? await withFileSource(file, read) : await read(file);
   const tag = raw?.trim().replace(/_/g, '-');
   return tag && tag.length <= 35 && /^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/.test(tag) ? tag : null;
+}
+
+/** `use` on a local file as a ByteSource, the file closed after. */
+export async function withFileSource<T>(file: string, use: (source: ByteSource) => Promise<T>): Promise<T> {
+  const fh = await fs.promises.open(file, 'r');
+  try {
+    const { size } = await fh.stat();
+    return await use({
+      size,
+      async read(begin, end) {
+        const buf = Buffer.alloc(Math.max(0, Math.min(end, size) - begin));
+        const { bytesRead } = await fh.read(buf, 0, buf.length, begin);
+        return buf.subarray(0, bytesRead);
+      },
+    });
+  } finally {
+    await fh.close();
+  }
 }
 
 const LANGUAGE_READERS: Record<string, (source: ByteSource) => Promise<string | null>> = {

@@ -2,7 +2,6 @@
 // Markdown file as one page) → blocks → words. A block's words are exactly
 // tokenizeWords(block.text), so a word's identity is (page, block, word index) everywhere:
 // timelines, highlights and read-along clips all point back to the same source word.
-import fs from 'node:fs';
 import { tokenizeWords } from '../speech/words.ts';
 import { LecternError } from '../core/errors.ts';
 
@@ -83,7 +82,6 @@ export interface DocumentModel {
   toc: TocEntry[];
 }
 
-/** Raised for a document Lectern cannot read; the message is one line, fit for a failed job. */
 /**
  * Random access to a document's bytes, for readers that need a few ranges of it (a PDF's
  * catalog, an EPUB's package document), not all of it: a local file, or an object in the store
@@ -95,24 +93,7 @@ export interface ByteSource {
   read(begin: number, end: number): Promise<Uint8Array>;
 }
 
-/** `use` on a local file as a ByteSource, the file closed after. */
-export async function withFileSource<T>(file: string, use: (source: ByteSource) => Promise<T>): Promise<T> {
-  const fh = await fs.promises.open(file, 'r');
-  try {
-    const { size } = await fh.stat();
-    return await use({
-      size,
-      async read(begin, end) {
-        const buf = Buffer.alloc(Math.max(0, Math.min(end, size) - begin));
-        const { bytesRead } = await fh.read(buf, 0, buf.length, begin);
-        return buf.subarray(0, bytesRead);
-      },
-    });
-  } finally {
-    await fh.close();
-  }
-}
-
+/** Raised for a document Lectern cannot read; the message is one line, fit for a failed job. */
 export class DocumentError extends LecternError {
   override name = 'DocumentError';
   constructor(message: string) {
