@@ -19,9 +19,10 @@ export function percent(job: Pick<Job, 'status' | 'progress'> & { config_json?: 
 /**
  * A read-along job's match of its recording to the document, in words: how many of the
  * document's words are timed, the sentences the narrator left out, and the audio that matched
- * no text (a preface, credits, music); null for other jobs and before the result.
+ * no text (a preface, credits, music), and a one-line summary for the job list; null for other
+ * jobs and before the result.
  */
-export function recordingCoverage(job: { pipeline_type: string; config_json: { result?: JobResult } }): { words: string; skipped: string | null; unmatchedAudio: string } | null {
+export function recordingCoverage(job: { pipeline_type: string; config_json: { result?: JobResult } }): { words: string; summary: string; skipped: string | null; unmatchedAudio: string } | null {
   const r = job.config_json.result as Partial<RecordingCoverageResult> | undefined;
   if (job.pipeline_type !== 'readalong' || typeof r?.words !== 'number' || typeof r.words_timed !== 'number') return null;
   const n = (x: number) => x.toLocaleString('en-US');
@@ -29,6 +30,8 @@ export function recordingCoverage(job: { pipeline_type: string; config_json: { r
   const rest = r.words - r.words_timed;
   return {
     words: `${n(r.words_timed)} of ${n(r.words)} (${share(r.words ? r.words_timed / r.words : 0)})${rest ? `; the other ${n(rest)} are not read in the recording and are shown without a highlight` : ''}`,
+    // the dashboard's one line
+    summary: `${n(r.words_timed)} of ${n(r.words)} words matched (${share(r.words ? r.words_timed / r.words : 0)})`,
     skipped: r.sentences_skipped ? `${n(r.sentences_skipped)} sentence${r.sentences_skipped > 1 ? 's' : ''} inside the read text` : null,
     unmatchedAudio: share(r.audio_unmatched ?? 0),
   };

@@ -105,8 +105,9 @@ describe('job page: what a read-along job matched', () => {
       words: '12,345 of 12,500 (98.7 %); the other 155 are not read in the recording and are shown without a highlight',
       skipped: '2 sentences inside the read text',
       unmatchedAudio: '4.1 %',
+      summary: '12,345 of 12,500 words matched (98.7 %)',
     });
-    expect(recordingCoverage(readalong({ words: 93, words_timed: 93, words_skipped: 0, text_matched: 1, audio_unmatched: 0, sentences_skipped: 0 }))).toEqual({ words: '93 of 93 (100.0 %)', skipped: null, unmatchedAudio: '0.0 %' });
+    expect(recordingCoverage(readalong({ words: 93, words_timed: 93, words_skipped: 0, text_matched: 1, audio_unmatched: 0, sentences_skipped: 0 }))).toEqual({ words: '93 of 93 (100.0 %)', skipped: null, unmatchedAudio: '0.0 %', summary: '93 of 93 words matched (100.0 %)' });
     expect(recordingCoverage({ ...readalong({ words: 10, words_timed: 10 }), pipeline_type: 'audio' })).toBeNull();
     expect(recordingCoverage({ pipeline_type: 'readalong', config_json: {} })).toBeNull();
   });

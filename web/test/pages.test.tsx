@@ -41,6 +41,22 @@ describe('dashboard (mocked fetch)', () => {
     await act(async () => fireEvent.change(screen.getByLabelText('Status'), { target: { value: 'failed' } }));
     expect((await screen.findByRole('alert')).textContent).toBe('Could not load the jobs: database unavailable');
   });
+
+  it("says on a finished read-along job's row how much of the book its recording matched, and nothing of the kind on other rows", async () => {
+    const result = { output: 'book.epub', words: 739, words_timed: 93, words_skipped: 646, text_matched: 93 / 739, audio_unmatched: 0.2, sentences_skipped: 0, files: [] };
+    const jobs = [
+      job({ id: '00000000-0000-4000-8000-000000000001', pipeline_type: 'readalong', config_json: { title: 'Read along', result } }),
+      job({ id: '00000000-0000-4000-8000-000000000002', config_json: { title: 'Narrated', result: { output: 'a.mp3', duration_seconds: 3 } } }),
+      job({ id: '00000000-0000-4000-8000-000000000003', pipeline_type: 'readalong', status: 'running', config_json: { title: 'Aligning' } }),
+    ];
+    mockFetch({ 'GET /api/jobs': () => jsonResponse({ jobs, total: jobs.length, limit: 10, offset: 0 }) });
+    history.replaceState(null, '', '/?status=completed');
+    render(<Dashboard />);
+    expect(await screen.findByText('Narrated')).toBeTruthy();
+    const shown = screen.getAllByTestId('row-words-timed');
+    expect(shown.map((e) => e.textContent)).toEqual(['Recording: 93 of 739 words matched (12.5 %)']);
+    expect(shown[0]!.closest('li')!.getAttribute('data-job-id')).toBe(jobs[0]!.id);
+  });
 });
 
 describe('reader (mocked fetch)', () => {

@@ -4,7 +4,7 @@
 import { useCallback, useEffect, useState } from 'react';
 import { api } from '../api.ts';
 import { ErrorBox, ProgressBar, StatusBadge } from '../components/ui.tsx';
-import { jobTitle, percent, phaseLabel, when } from '../format.ts';
+import { jobTitle, percent, phaseLabel, recordingCoverage, when } from '../format.ts';
 import { Link, navigate, useLocation } from '../router.tsx';
 import { JOB_STATUSES, PIPELINES, TERMINAL, type Job, type JobList, type Me } from '../types.ts';
 import { useJobStream } from '../useJobStream.ts';
@@ -139,6 +139,9 @@ function JobRow({ job: initial, stream, onEnd, showOwner }: { job: Job; stream: 
   const streamed = useJobStream(stream ? initial : null, () => onEnd());
   const job = streamed ?? initial;
   const title = jobTitle(job);
+  // a finished read-along job says how much of the book its recording matched, so a recording of
+  // another edition (or a wrong file) shows in the list, not only on the job's page
+  const coverage = recordingCoverage(job);
   return (
     <li className="job-row" data-job-id={job.id}>
       <div className="job-row-main">
@@ -148,6 +151,11 @@ function JobRow({ job: initial, stream, onEnd, showOwner }: { job: Job; stream: 
         <span className="muted">
           {PIPELINES[job.pipeline_type]?.label ?? job.pipeline_type} · {when(job.created_at)}
         </span>
+        {coverage ? (
+          <span className="muted small" data-testid="row-words-timed">
+            Recording: {coverage.summary}
+          </span>
+        ) : null}
         {showOwner ? (
           <span className="job-owner small">
             Owner: <strong>{job.owner ?? 'no owner (made without a token)'}</strong>
