@@ -215,6 +215,10 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web app in chromium', () => {
       await page.getByRole('link', { name: 'Open the reader' }).click();
       await page.waitForURL(`${svc.url}/jobs/${id}/read`);
       await page.locator('.word').first().waitFor();
+      // and its row in the job list says the same in one line
+      await page.goto(`${svc.url}/`);
+      const row = page.locator(`li[data-job-id="${id}"]`);
+      expect(await row.getByTestId('row-words-timed').textContent()).toBe(`Recording: ${r.words_timed.toLocaleString('en-US')} of ${r.words.toLocaleString('en-US')} words matched (${(Math.floor((r.words_timed / r.words) * 1000) / 10).toFixed(1)} %)`);
       expect((await json(svc.url, 'DELETE', `/api/jobs/${id}`)).status).toBe(200); // the later cases expect the welcome job alone
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
