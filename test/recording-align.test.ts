@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ffmpeg, ffprobe } from '../src/media/ffmpeg.ts';
-import { alignRecording, chanceUtterancesCut, claimRegions, edgeSentences, firstWindows, keepSentencesWhole, joinRuns, readingOrder, segmentStart, skippableSentences, speechBetween, trimEdges, unconfirmedEdges, RecordingAlignmentStopped, RecordingInputError, RecordingMismatchError, type RecordingAlignment, type RecordingProgress } from '../src/speech/align/long/recording.ts';
+import { alignRecording, anchorsAgree, chanceUtterancesCut, claimRegions, edgeSentences, firstWindows, keepSentencesWhole, joinRuns, readingOrder, segmentStart, skippableSentences, speechBetween, trimEdges, unconfirmedEdges, RecordingAlignmentStopped, RecordingInputError, RecordingMismatchError, type RecordingAlignment, type RecordingProgress } from '../src/speech/align/long/recording.ts';
 import { createAligner, type ClosableAligner } from '../src/speech/align/aligners.ts';
 import { balancedBatches, bookDictionary, cepstralMean, createBookRecognizer, recognizerModel, segmentedWords, speechStretches } from '../src/speech/align/long/recognize.ts';
 import { decodeRecordingFile } from '../src/speech/align/long/audio.ts';
@@ -310,6 +310,25 @@ describe('long recordings: sentences a segment may have skipped', () => {
     // no sentence ends inside the region: no edge sentence
     ends.fill(0);
     expect(edgeSentences(ends, 100, marks(100, 101, 108))).toEqual({ lead: 0, tail: 0 });
+  });
+
+  it('takes an aligner\'s path only when it keeps most of the segment\'s anchors within 1.5 s of where they were heard (messy-placements draw 171)', () => {
+    // "He was not an ill disposed young man." heard from 8.26 s, one word per 0.3 s; every word an anchor but "ill"
+    const n = 8;
+    const heardAt = Float64Array.from({ length: n }, (_, i) => (i === 4 ? NaN : 8.26 + 0.3 * i));
+    const seg = { start: 0.95, anchored: Uint8Array.from(heardAt, (t) => (Number.isNaN(t) ? 0 : 1)), heardAt, retaken: new Uint8Array(n) };
+    const path = (late: (i: number) => number) => Array.from({ length: n }, (_, i) => ({ word: `w${i}`, start: 8.26 + 0.3 * i + late(i), end: 8.5 + 0.3 * i + late(i) }));
+    expect(anchorsAgree(seg, path(() => 0.05))).toBe(true);
+    // one word 1.4 s late (jfk's "Americans," after the crowd): still the reading
+    expect(anchorsAgree(seg, path((i) => (i === 2 ? 1.4 : 0)))).toBe(true);
+    // the draw's path: an unread sentence took the first seconds, the reading squeezed after it
+    expect(anchorsAgree(seg, path((i) => 4.1 - 0.45 * i))).toBe(false);
+    // what the path left out, and retaken tokens (the anchor may be the other reading), are not counted
+    const skipped = path((i) => 4.1 - 0.45 * i).map((w, i) => (i < 4 ? { ...w, skipped: true as const } : w));
+    expect(anchorsAgree(seg, skipped)).toBe(true);
+    expect(anchorsAgree({ ...seg, retaken: Uint8Array.from({ length: n }, (_, i) => (i < 4 ? 1 : 0)) }, path((i) => 4.1 - 0.45 * i))).toBe(true);
+    // under 5 anchors: too few to judge by
+    expect(anchorsAgree({ ...seg, anchored: seg.anchored.map((a, i) => (i < 4 ? a : 0)) }, path(() => 3))).toBe(true);
   });
 });
 

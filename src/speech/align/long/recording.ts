@@ -88,12 +88,20 @@ const ISLAND_ROUNDS = 3;
 const MAX_PAUSE = 3;
 /** How much earlier than where it was heard the per-segment aligner may put a region's first anchor, with a head it looked for (timeSegment). */
 const ANCHOR_EARLY = 1;
+/** How far from where they were heard the per-segment aligner may put most of a segment's anchors (anchorsAgree). */
+const ANCHOR_AGREE = 1.5;
 /**
  * Segments handed to the per-segment aligner are cut at anchors once they pass this length. Why 30 s: in the hour bench (auto, 2 threads, load ~2) 300 s segments took 69.8 s wall / 128 s CPU / 563 MiB at 34.2 ms MAE; 120 s 55.4 s / 99.5 s / 406 MiB / 25.1 ms; 60 s 69.1 s / 85.7 s / 334 MiB / 29.5 ms; 30 s 43.8 s / 77.2 s / 388 MiB / 25.5 ms; 15 s 44.5 s / 78.6 s / 390 MiB / 23.9 ms. A long HMM search keeps more paths alive, and the cuts at anchors (two consecutive words heard as the book has them) keep a stretch the recogniser got right from pulling its neighbours.
  */
 const SEGMENT_SECONDS = 30;
 /** Audio kept around a region's first and last heard word for the aligner. */
 const PAD = 0.35;
+/**
+ * A region's last segment runs on to its file's end when that lies within this of its last anchor
+ * (round 35): the recogniser hears a file's last words early or as other words (jfk's crowd noise
+ * as "ask", the real "ask" at the end heard as "and"), and a last sentence's last word was cut short.
+ */
+const FILE_END_REACH = 1.5;
 const MAX_PASSES = 4;
 /**
  * Sentences of at least this many words inside a segment may be found unread by the aligner
@@ -379,6 +387,8 @@ interface Segment {
   cuts: Cut[];
   /** Per token firstToken..lastToken: 1 when a word of it is an anchor of the region. */
   anchored: Uint8Array;
+  /** Per token firstToken..lastToken: where its first anchored word was heard (seconds in the file; NaN if none). */
+  heardAt: Float64Array;
   /** Per token firstToken..lastToken: 1 when the recogniser heard it twice (a retake: see retakesOf). */
   retaken: Uint8Array;
   /** A head not found by its words (Claim.head), its region's first segment's first tokens. */
@@ -1321,10 +1331,15 @@ function cutSegments(run: Run, claims: Claim[]): Segment[] {
     const first = c.anchors[0]!, last = c.anchors.at(-1)!;
     const base = keyToken[c.head?.key ?? first.key]!;
     const anchored = new Uint8Array(keyToken[last.key]! - base + 1);
-    for (const a of c.anchors) anchored[keyToken[a.key]! - base] = 1;
+    const heardAt = new Float64Array(anchored.length).fill(NaN);
+    for (const a of c.anchors) {
+      const t = keyToken[a.key]! - base;
+      anchored[t] = 1;
+      if (Number.isNaN(heardAt[t]!)) heardAt[t] = a.start;
+    }
     const { retaken, zones } = retakesOf(run, c, base);
     // a segment's share of the region's per-token marks
-    const perToken = (a: number, b: number) => ({ anchored: anchored.subarray(a - base, b - base + 1), retaken: retaken.subarray(a - base, b - base + 1) });
+    const perToken = (a: number, b: number) => ({ anchored: anchored.subarray(a - base, b - base + 1), heardAt: heardAt.subarray(a - base, b - base + 1), retaken: retaken.subarray(a - base, b - base + 1) });
     const bodyStart = segmentStart(f, first, c.headFound);
     let segStart = c.head ? Math.min(c.head.from, bodyStart) : bodyStart;
     let segFirstToken = base;
@@ -1356,7 +1371,7 @@ function cutSegments(run: Run, claims: Claim[]): Segment[] {
       cuts = [];
     }
     const after = heardAfter(last);
-    const segEnd = Math.min(f.decoded.duration, last.end + PAD, after && after.start >= last.end ? after.start : Infinity);
+    const segEnd = f.decoded.duration - last.end <= FILE_END_REACH ? f.decoded.duration : Math.min(f.decoded.duration, last.end + PAD, after && after.start >= last.end ? after.start : Infinity);
     const lastToken = keyToken[last.key]!;
     const tail = fitsIn(edges.tail, segFirstToken, lastToken);
     segments.push({ file: c.file, start: segStart, end: segEnd, firstToken: segFirstToken, lastToken, cuts, head, lead: fitsIn(lead, segFirstToken, lastToken - tail), tail, ...perToken(segFirstToken, lastToken) });
@@ -1551,7 +1566,9 @@ async function timeSegment(run: Run, s: Segment): Promise<{ timed: AlignedWord[]
     // the recogniser's times are rough in noise, and the aligner put jfk's "Americans," 1.4 s
     // after where it was heard, rightly (messy-placements draw 55)
     const firstRead = s.head ? timed.findIndex((w, i) => i >= s.head!.tokens && !w.skipped) : -1;
-    if (!s.head || firstRead < 0 || timed[firstRead]!.start >= s.head.anchorAt - ANCHOR_EARLY) return { timed, fellBackSeconds: 0 };
+    const headRight = !s.head || firstRead < 0 || timed[firstRead]!.start >= s.head.anchorAt - ANCHOR_EARLY;
+    // a path far from the anchors is no path (anchorsAgree), unless there is nothing else to try
+    if (headRight && (anchorsAgree(s, timed) || (!s.head && !s.cuts.length && !opts.fallbackAligner))) return { timed, fellBackSeconds: 0 };
   } catch (e) {
     if (!(e instanceof SpeechInputError) || (!s.head && !opts.fallbackAligner)) throw e;
   }
@@ -1561,8 +1578,8 @@ async function timeSegment(run: Run, s: Segment): Promise<{ timed: AlignedWord[]
     const k = s.cuts.reduce((best, c, i) => (Math.abs(c.at - mid) < Math.abs(s.cuts[best]!.at - mid) ? i : best), 0);
     const cut = s.cuts[k]!;
     const at = cut.token - s.firstToken;
-    const left: Segment = { ...s, end: cut.at, lastToken: cut.token - 1, cuts: s.cuts.slice(0, k), anchored: s.anchored.subarray(0, at), retaken: s.retaken.subarray(0, at), lead: fitsIn(s.lead, s.firstToken, cut.token - 1), tail: 0 };
-    const right: Segment = { ...s, start: cut.at, firstToken: cut.token, head: undefined, cuts: s.cuts.slice(k + 1), anchored: s.anchored.subarray(at), retaken: s.retaken.subarray(at), lead: 0, tail: fitsIn(s.tail, cut.token, s.lastToken) };
+    const left: Segment = { ...s, end: cut.at, lastToken: cut.token - 1, cuts: s.cuts.slice(0, k), anchored: s.anchored.subarray(0, at), heardAt: s.heardAt.subarray(0, at), retaken: s.retaken.subarray(0, at), lead: fitsIn(s.lead, s.firstToken, cut.token - 1), tail: 0 };
+    const right: Segment = { ...s, start: cut.at, firstToken: cut.token, head: undefined, cuts: s.cuts.slice(k + 1), anchored: s.anchored.subarray(at), heardAt: s.heardAt.subarray(at), retaken: s.retaken.subarray(at), lead: 0, tail: fitsIn(s.tail, cut.token, s.lastToken) };
     const a = await timeSegment(run, left);
     const b = await timeSegment(run, right);
     return { timed: [...a.timed, ...b.timed], fellBackSeconds: a.fellBackSeconds + b.fellBackSeconds };
@@ -1578,8 +1595,26 @@ async function timeSegment(run: Run, s: Segment): Promise<{ timed: AlignedWord[]
 async function timeWithoutHead(run: Run, s: Segment, words: string[]): Promise<{ timed: AlignedWord[]; fellBackSeconds: number }> {
   const { tokens, bodyStart, grownStart } = s.head!;
   if (grownStart !== null) return timeSegment(run, { ...s, start: grownStart, head: undefined });
-  const body = await timeSegment(run, { ...s, start: bodyStart, firstToken: s.firstToken + tokens, head: undefined, lead: Math.max(0, s.lead - tokens), anchored: s.anchored.subarray(tokens), retaken: s.retaken.subarray(tokens) });
+  const body = await timeSegment(run, { ...s, start: bodyStart, firstToken: s.firstToken + tokens, head: undefined, lead: Math.max(0, s.lead - tokens), anchored: s.anchored.subarray(tokens), heardAt: s.heardAt.subarray(tokens), retaken: s.retaken.subarray(tokens) });
   return { timed: [...untimed(words.slice(0, tokens), bodyStart), ...body.timed], fellBackSeconds: body.fellBackSeconds };
+}
+
+/**
+ * Whether the aligner's path keeps most of the segment's anchors near where the recogniser heard
+ * them (within ANCHOR_AGREE; retaken tokens aside, whose anchor may be the other reading). A path
+ * that moves most of them by seconds is one the search was left with, not the reading: in
+ * messy-placements draw 171 an unread sentence whose first words were heard in music was given
+ * the narrator's first sentence, whose 16 words went into the next 3 s, 1-4 s late. Such a
+ * segment is treated as one with no path (split at a cut, or the fallback).
+ */
+export function anchorsAgree(s: Pick<Segment, 'anchored' | 'heardAt' | 'retaken' | 'start'>, timed: AlignedWord[]): boolean {
+  let n = 0, near = 0;
+  timed.forEach((w, i) => {
+    if (!s.anchored[i] || s.retaken[i] || w.skipped || Number.isNaN(s.heardAt[i]!)) return;
+    n++;
+    if (Math.abs(w.start - s.heardAt[i]!) <= ANCHOR_AGREE) near++;
+  });
+  return n < MIN_ANCHORS || 2 * near >= n;
 }
 
 /** Words the audio holds no reading of: skipped, zero length at `at`. */
