@@ -1339,7 +1339,7 @@ function cutSegments(run: Run, claims: Claim[]): Segment[] {
     }
     const { retaken, zones } = retakesOf(run, c, base);
     // a segment's share of the region's per-token marks
-    const perToken = (a: number, b: number) => ({ anchored: anchored.subarray(a - base, b - base + 1), heardAt: heardAt.subarray(a - base, b - base + 1), retaken: retaken.subarray(a - base, b - base + 1) });
+    const perToken = (a: number, b: number) => tokenMarks({ anchored, heardAt, retaken }, a - base, b - base + 1);
     const bodyStart = segmentStart(f, first, c.headFound);
     let segStart = c.head ? Math.min(c.head.from, bodyStart) : bodyStart;
     let segFirstToken = base;
@@ -1377,6 +1377,13 @@ function cutSegments(run: Run, claims: Claim[]): Segment[] {
     segments.push({ file: c.file, start: segStart, end: segEnd, firstToken: segFirstToken, lastToken, cuts, head, lead: fitsIn(lead, segFirstToken, lastToken - tail), tail, ...perToken(segFirstToken, lastToken) });
   }
   return segments;
+}
+
+type TokenMarks = Pick<Segment, 'anchored' | 'heardAt' | 'retaken'>;
+
+/** The per-token marks of tokens [begin, end) of a segment or region (views, not copies). */
+function tokenMarks(m: TokenMarks, begin: number, end?: number): TokenMarks {
+  return { anchored: m.anchored.subarray(begin, end), heardAt: m.heardAt.subarray(begin, end), retaken: m.retaken.subarray(begin, end) };
 }
 
 /** n edge tokens, if the segment firstToken..lastToken holds them and a token more; else 0. */
@@ -1578,8 +1585,8 @@ async function timeSegment(run: Run, s: Segment): Promise<{ timed: AlignedWord[]
     const k = s.cuts.reduce((best, c, i) => (Math.abs(c.at - mid) < Math.abs(s.cuts[best]!.at - mid) ? i : best), 0);
     const cut = s.cuts[k]!;
     const at = cut.token - s.firstToken;
-    const left: Segment = { ...s, end: cut.at, lastToken: cut.token - 1, cuts: s.cuts.slice(0, k), anchored: s.anchored.subarray(0, at), heardAt: s.heardAt.subarray(0, at), retaken: s.retaken.subarray(0, at), lead: fitsIn(s.lead, s.firstToken, cut.token - 1), tail: 0 };
-    const right: Segment = { ...s, start: cut.at, firstToken: cut.token, head: undefined, cuts: s.cuts.slice(k + 1), anchored: s.anchored.subarray(at), heardAt: s.heardAt.subarray(at), retaken: s.retaken.subarray(at), lead: 0, tail: fitsIn(s.tail, cut.token, s.lastToken) };
+    const left: Segment = { ...s, end: cut.at, lastToken: cut.token - 1, cuts: s.cuts.slice(0, k), ...tokenMarks(s, 0, at), lead: fitsIn(s.lead, s.firstToken, cut.token - 1), tail: 0 };
+    const right: Segment = { ...s, start: cut.at, firstToken: cut.token, head: undefined, cuts: s.cuts.slice(k + 1), ...tokenMarks(s, at), lead: 0, tail: fitsIn(s.tail, cut.token, s.lastToken) };
     const a = await timeSegment(run, left);
     const b = await timeSegment(run, right);
     return { timed: [...a.timed, ...b.timed], fellBackSeconds: a.fellBackSeconds + b.fellBackSeconds };
@@ -1595,7 +1602,7 @@ async function timeSegment(run: Run, s: Segment): Promise<{ timed: AlignedWord[]
 async function timeWithoutHead(run: Run, s: Segment, words: string[]): Promise<{ timed: AlignedWord[]; fellBackSeconds: number }> {
   const { tokens, bodyStart, grownStart } = s.head!;
   if (grownStart !== null) return timeSegment(run, { ...s, start: grownStart, head: undefined });
-  const body = await timeSegment(run, { ...s, start: bodyStart, firstToken: s.firstToken + tokens, head: undefined, lead: Math.max(0, s.lead - tokens), anchored: s.anchored.subarray(tokens), heardAt: s.heardAt.subarray(tokens), retaken: s.retaken.subarray(tokens) });
+  const body = await timeSegment(run, { ...s, start: bodyStart, firstToken: s.firstToken + tokens, head: undefined, lead: Math.max(0, s.lead - tokens), ...tokenMarks(s, tokens) });
   return { timed: [...untimed(words.slice(0, tokens), bodyStart), ...body.timed], fellBackSeconds: body.fellBackSeconds };
 }
 
@@ -1607,7 +1614,7 @@ async function timeWithoutHead(run: Run, s: Segment, words: string[]): Promise<{
  * the narrator's first sentence, whose 16 words went into the next 3 s, 1-4 s late. Such a
  * segment is treated as one with no path (split at a cut, or the fallback).
  */
-export function anchorsAgree(s: Pick<Segment, 'anchored' | 'heardAt' | 'retaken' | 'start'>, timed: AlignedWord[]): boolean {
+export function anchorsAgree(s: TokenMarks, timed: AlignedWord[]): boolean {
   let n = 0, near = 0;
   timed.forEach((w, i) => {
     if (!s.anchored[i] || s.retaken[i] || w.skipped || Number.isNaN(s.heardAt[i]!)) return;
