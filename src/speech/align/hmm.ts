@@ -15,7 +15,7 @@ import { spokenForms } from '../spoken-forms.ts';
 import { tokenizeWords } from '../words.ts';
 import { borrowedModel, hmmLanguages, installedAcousticModels, modelFor, primaryLanguage, type AcousticModel } from './acoustic-models.ts';
 import { ipaToPhones } from './phones.ts';
-import { refineBoundaries, spectralChangeOf, type Segment } from './refine.ts';
+import { refineBoundaries, spectralChangeOf, type RefineParams, type Segment } from './refine.ts';
 import { soundswallowerBinary, type Scorer } from './soundswallower-wasm.ts';
 
 const RATE = 16000;
@@ -52,6 +52,8 @@ export interface HmmAlignerOptions {
   useReference?: boolean;
   /** Skip the boundary refinement: the plain forced alignment (for the bench's comparison). */
   raw?: boolean;
+  /** Refinement settings other than DEFAULT_REFINE (the bench's comparisons). */
+  refine?: Partial<RefineParams>;
   /** Frames per second of the decoder (the model was trained at 100). */
   frate?: number;
   /** Decode the audio started this many ms later too, and average the boundaries (quantisation). */
@@ -490,7 +492,7 @@ function timeWords(st: HmmState, d: Decoded): AlignedWord[] {
   if (st.opts.raw) return wordTimings(d, rawSpans(d.decodes));
   const energy = st.native.frameEnergy(d.audio, RATE, { frameMs: 25, hopMs: 10 });
   const change = spectralChangeOf(d.audio, RATE, st.native.melSpectrogram);
-  const spans = refineBoundaries(d.decodes, energy, HOP_S, {}, change);
+  const spans = refineBoundaries(d.decodes, energy, HOP_S, st.opts.refine, change);
   return wordTimings(d, spans);
 }
 

@@ -58,6 +58,13 @@ export interface RefineParams {
   snapOffsetS: number;
   /** A Gaussian prior of this width around the boundary weighs the change (bench only; unset: flat). */
   snapSigmaS?: number;
+  /**
+   * The signal's dynamic range (ln power: its 95th-percentile frame over the noise floor) below
+   * which pause edges are left where the HMM put them (shifted) and no quiet run is taken for a
+   * pause: in a noisy room, speech lies so little above the floor that soundOverFloor is high on
+   * each word's rise and decay, and edges moved by it cut words short. 0: always refine.
+   */
+  minDynamicRange: number;
 }
 
 /** How fast the spectrum changes: one value per frame, frame f centred at f·hopS + centreS. */
@@ -131,6 +138,7 @@ export const DEFAULT_REFINE: RefineParams = {
   gapFrames: 15,
   snapReachS: 0.01,
   snapOffsetS: 0.005,
+  minDynamicRange: Math.log(10) * 2.4,
 };
 
 function percentile(values: Float32Array, p: number): number {
@@ -158,8 +166,19 @@ const MIN_LIVE = 30;
  * as a clip with hardly any pause always has (parselmouth's north-wind clip: 5.0 ms that way).
  */
 export function noiseFloor(energy: Float32Array, p = 0.05): number {
+  return percentile(liveFrames(energy), p);
+}
+
+/** The frames that are not digital silence (all of them when too few are). */
+function liveFrames(energy: Float32Array): Float32Array {
   const live = energy.filter((e) => e > DIGITAL_SILENCE);
-  return percentile(live.length >= MIN_LIVE ? live : energy, p);
+  return live.length >= MIN_LIVE ? live : energy;
+}
+
+/** How far (ln power) the loud frames lie above the noise floor: the 95th percentile over the 5th, digital silence left out. */
+export function dynamicRange(energy: Float32Array): number {
+  const live = liveFrames(energy);
+  return percentile(live, 0.95) - percentile(live, 0.05);
 }
 
 /**
@@ -169,6 +188,7 @@ export function noiseFloor(energy: Float32Array, p = 0.05): number {
  */
 export function refineBoundaries(decodes: { segments: Segment[] }[], energy: Float32Array, hopS: number, params: Partial<RefineParams> = {}, change?: SpectralChange): [number, number][] {
   const p = { ...DEFAULT_REFINE, ...params };
+  if (p.minDynamicRange > 0 && dynamicRange(energy) < p.minDynamicRange) Object.assign(p, { starts: false, ends: false, gapFrames: 0 });
   const n = energy.length;
   const floor = noiseFloor(energy);
   const soundThr = floor + p.soundOverFloor;

@@ -1,0 +1,103 @@
+// The hmm aligner's refinement in room noise (round 36): real room tone (the pauses of the
+// PolyglotDB clip in test/fixtures/speech, a room with a noisy microphone) added to the clean
+// sets of bench/align-accuracy.bench.ts at 5, 10, 15 and 20 dB under their speech's loud frames
+// (the 95th-percentile 25 ms frame), each clip decoded once per level and its boundaries refined
+// three ways in the same run:
+//   - as shipped: pause edges in the energy unless the clip's dynamic range (loud frames over the
+//     noise floor, refine.ts dynamicRange) is under minDynamicRange (24 dB), then the HMM's;
+//   - at any noise level: pause edges always in the energy (before round 36);
+//   - HMM pause edges: never in the energy (the running-speech shift and snap only).
+// The labels do not move with the noise, so each row is scored against the clean clip's labels.
+// The noise's offset in its loop is fixed per clip and level: every run adds the same noise.
+// Run: node --import tsx bench/align-noise.ts [quick]   (needs the Piper set made by bench/align-accuracy.bench.ts)
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import * as native from '../src/native/index.ts';
+import { decodeWav } from '../src/media/wav.ts';
+import { createHmmAligner, wordTimings, type Decoded } from '../src/speech/align/hmm.ts';
+import { dynamicRange, refineBoundaries, spectralChangeOf, type RefineParams } from '../src/speech/align/refine.ts';
+import { emptyScore, loadHandReferences, scoreAgainst, type HandReference, type Score } from '../test/fixtures/alignment/hand/references.ts';
+import { piperExactClips } from './piper-exact.ts';
+
+const RATE = 16000;
+const quick = process.argv.includes('quick');
+const speechDir = path.join(import.meta.dirname, '..', 'test', 'fixtures', 'speech');
+const load = (file: string) => {
+  const buf = readFileSync(path.join(speechDir, file));
+  const rate = buf.readUInt32LE(24);
+  const s = decodeWav(buf).samples;
+  return rate === RATE ? s : native.resample(s, rate, RATE);
+};
+
+/** The room's tone: the PolyglotDB clip's labelled pauses, 50 ms in from each word, joined. */
+function roomNoise(): Float32Array {
+  const ref = loadHandReferences('noisy').find((r) => r.audio === 'polyglotdb-acoustic-corpus.wav')!;
+  const clip = load(ref.audio);
+  const parts: Float32Array[] = [];
+  let prevEnd = 0;
+  for (const w of [...ref.words, { start: clip.length / RATE + 0.05, end: 0 }]) {
+    const a = prevEnd + 0.05, b = w.start - 0.05;
+    if (b - a > 0.2) parts.push(clip.subarray(Math.round(a * RATE), Math.round(b * RATE)));
+    prevEnd = w.end;
+  }
+  const out = new Float32Array(parts.reduce((s, p) => s + p.length, 0));
+  let at = 0;
+  for (const p of parts) (out.set(p, at), (at += p.length));
+  return out;
+}
+const noise = roomNoise();
+let noisePower = 0;
+for (const v of noise) noisePower += v * v;
+noisePower /= noise.length;
+
+const percentile = (e: Float32Array, p: number) => Float32Array.from(e).sort()[Math.floor(p * (e.length - 1))]!;
+/** The clip with the room's tone added `db` under its loud frames, from an offset fixed by `seed`. */
+function withNoise(x: Float32Array, db: number, seed: number): Float32Array {
+  // a frame's energy is ln of its sum of squares over 25 ms (400 samples)
+  const loud = Math.exp(percentile(native.frameEnergy(x, RATE, { frameMs: 25, hopMs: 10 }), 0.95)) / 400;
+  const gain = Math.sqrt(loud / 10 ** (db / 10) / noisePower);
+  const y = new Float32Array(x.length);
+  let k = seed % noise.length;
+  for (let i = 0; i < x.length; i++) (y[i] = x[i]! + gain * noise[k]!), (k = (k + 1) % noise.length);
+  return y;
+}
+
+const clean: { set: string; ref: HandReference; audio: Float32Array }[] = [];
+for (const part of ['tuning', 'held-out']) for (const ref of loadHandReferences(part)) clean.push({ set: `hand, ${part}`, ref, audio: load(ref.audio) });
+for (const c of await piperExactClips(quick ? 20 : 200)) clean.push({ set: `Piper, ${c.part}`, ref: c, audio: c.sampleRate === RATE ? c.samples : native.resample(c.samples, c.sampleRate, RATE) });
+
+const variants: [string, Partial<RefineParams>][] = [
+  ['as shipped', {}],
+  ['refined at any noise level', { minDynamicRange: 0 }],
+  ['HMM pause edges', { starts: false, ends: false, gapFrames: 0 }],
+];
+const levels: (number | null)[] = [null, 20, 15, 10, 5];
+const hmm = await createHmmAligner();
+const sets = [...new Set(clean.map((c) => c.set))];
+const ms = (x: number) => (1000 * x).toFixed(1);
+console.log(`room tone: ${(noise.length / RATE).toFixed(1)} s; ${clean.length} clips per level; MAE starts/ends (ms) against the clean clips' labels`);
+console.log(`${'variant'.padEnd(30)}${sets.map((s) => s.padEnd(20)).join('')}`);
+for (const level of levels) {
+  const items = [];
+  const ranges: number[] = [];
+  for (const [i, c] of clean.entries()) {
+    const audio = level === null ? c.audio : withNoise(c.audio, level, 7919 * (i + 1) + 104729 * level);
+    const d = await hmm.decodeAll(audio, RATE, c.ref.text, 'en-US');
+    const energy = native.frameEnergy(audio, RATE, { frameMs: 25, hopMs: 10 });
+    ranges.push((10 * dynamicRange(energy)) / Math.LN10);
+    items.push({ c, d: { ...d, audio, skipped: d.tokens.map(() => false) } as Decoded, energy, change: spectralChangeOf(audio, RATE, native.melSpectrogram) });
+  }
+  ranges.sort((a, b) => a - b);
+  console.log(`\nroom tone ${level === null ? 'none (the clean clips)' : `${level} dB under the speech's loud frames`}: dynamic range ${ranges[0]!.toFixed(0)}-${ranges.at(-1)!.toFixed(0)} dB, median ${ranges[ranges.length >> 1]!.toFixed(0)} dB`);
+  for (const [name, params] of variants) {
+    const scores = new Map<string, Score>(sets.map((s) => [s, emptyScore()]));
+    for (const it of items) {
+      const words = it.d.decodes.length ? wordTimings(it.d, refineBoundaries(it.d.decodes, it.energy, 0.01, params, it.change)) : it.d.tokens.map((word) => ({ word, start: 0, end: 0 }));
+      scoreAgainst(words, it.c.ref, scores.get(it.c.set));
+    }
+    const cells = sets.map((s) => { const sc = scores.get(s)!; return `${ms(sc.absStart / sc.nStart)}/${ms(sc.absEnd / sc.nEnd)}`.padEnd(20); });
+    console.log(`${name.padEnd(30)}${cells.join('')}`);
+  }
+}
+await hmm.close();
+process.exit(0); // the shared eSpeak helper used for the Piper set would keep the process alive
