@@ -18,6 +18,7 @@ import { createHmmAligner, wordTimings, type Decoded } from '../src/speech/align
 import { dynamicRange, refineBoundaries, spectralChangeOf, type RefineParams } from '../src/speech/align/refine.ts';
 import { emptyScore, loadHandReferences, scoreAgainst, type HandReference, type Score } from '../test/fixtures/alignment/hand/references.ts';
 import { piperExactClips } from './piper-exact.ts';
+import { roomTone, withRoomTone } from './room-tone.ts';
 
 const RATE = 16000;
 const quick = process.argv.includes('quick');
@@ -29,38 +30,7 @@ const load = (file: string) => {
   return rate === RATE ? s : native.resample(s, rate, RATE);
 };
 
-/** The room's tone: the PolyglotDB clip's labelled pauses, 50 ms in from each word, joined. */
-function roomNoise(): Float32Array {
-  const ref = loadHandReferences('noisy').find((r) => r.audio === 'polyglotdb-acoustic-corpus.wav')!;
-  const clip = load(ref.audio);
-  const parts: Float32Array[] = [];
-  let prevEnd = 0;
-  for (const w of [...ref.words, { start: clip.length / RATE + 0.05, end: 0 }]) {
-    const a = prevEnd + 0.05, b = w.start - 0.05;
-    if (b - a > 0.2) parts.push(clip.subarray(Math.round(a * RATE), Math.round(b * RATE)));
-    prevEnd = w.end;
-  }
-  const out = new Float32Array(parts.reduce((s, p) => s + p.length, 0));
-  let at = 0;
-  for (const p of parts) (out.set(p, at), (at += p.length));
-  return out;
-}
-const noise = roomNoise();
-let noisePower = 0;
-for (const v of noise) noisePower += v * v;
-noisePower /= noise.length;
-
-const percentile = (e: Float32Array, p: number) => Float32Array.from(e).sort()[Math.floor(p * (e.length - 1))]!;
-/** The clip with the room's tone added `db` under its loud frames, from an offset fixed by `seed`. */
-function withNoise(x: Float32Array, db: number, seed: number): Float32Array {
-  // a frame's energy is ln of its sum of squares over 25 ms (400 samples)
-  const loud = Math.exp(percentile(native.frameEnergy(x, RATE, { frameMs: 25, hopMs: 10 }), 0.95)) / 400;
-  const gain = Math.sqrt(loud / 10 ** (db / 10) / noisePower);
-  const y = new Float32Array(x.length);
-  let k = seed % noise.length;
-  for (let i = 0; i < x.length; i++) (y[i] = x[i]! + gain * noise[k]!), (k = (k + 1) % noise.length);
-  return y;
-}
+const noise = roomTone();
 
 const clean: { set: string; ref: HandReference; audio: Float32Array }[] = [];
 for (const part of ['tuning', 'held-out']) for (const ref of loadHandReferences(part)) clean.push({ set: `hand, ${part}`, ref, audio: load(ref.audio) });
@@ -75,13 +45,13 @@ const levels: (number | null)[] = [null, 20, 15, 10, 5];
 const hmm = await createHmmAligner();
 const sets = [...new Set(clean.map((c) => c.set))];
 const ms = (x: number) => (1000 * x).toFixed(1);
-console.log(`room tone: ${(noise.length / RATE).toFixed(1)} s; ${clean.length} clips per level; MAE starts/ends (ms) against the clean clips' labels`);
+console.log(`room tone: ${(noise.samples.length / RATE).toFixed(1)} s; ${clean.length} clips per level; MAE starts/ends (ms) against the clean clips' labels`);
 console.log(`${'variant'.padEnd(30)}${sets.map((s) => s.padEnd(20)).join('')}`);
 for (const level of levels) {
   const items = [];
   const ranges: number[] = [];
   for (const [i, c] of clean.entries()) {
-    const audio = level === null ? c.audio : withNoise(c.audio, level, 7919 * (i + 1) + 104729 * level);
+    const audio = level === null ? c.audio : withRoomTone(c.audio, level, 7919 * (i + 1) + 104729 * level);
     const d = await hmm.decodeAll(audio, RATE, c.ref.text, 'en-US');
     const energy = native.frameEnergy(audio, RATE, { frameMs: 25, hopMs: 10 });
     ranges.push((10 * dynamicRange(energy)) / Math.LN10);

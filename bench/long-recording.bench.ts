@@ -12,7 +12,8 @@
 // Longer than an hour it is not a longer book: the same ~25 min of units repeat (jfk's sentence
 // 3 times at 60 min, 16 at 360), which makes the text ambiguous; for hours of one book use
 // bench/narrated-book.bench.ts 400 --book war-of-the-worlds (README, round 33).
-// Run: node --import tsx bench/long-recording.bench.ts [minutes=60 | quick] [--aligner dtw] [--seed 11] [--messy-only] [--scorer stock] [--recognizer stock] (or BENCH_QUICK=1 npm run bench long-recording)
+// Run: node --import tsx bench/long-recording.bench.ts [minutes=60 | quick] [--aligner dtw] [--seed 11] [--messy-only] [--room-tone 10] [--scorer stock] [--recognizer stock] (or BENCH_QUICK=1 npm run bench long-recording)
+//   --room-tone DB: the messy book's files with a real room's tone added DB under their speech (round 36)
 //   --seed: the messy book with another draw of prompts (held-out variants; 11 is the one looked at while tuning)
 //   --details: the messy book's words timed though never spoken, and its spoken words left untimed
 import { spawnSync } from 'node:child_process';
@@ -20,12 +21,14 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { decodeAudio } from '../src/media/ffmpeg.ts';
+import { encodeWav } from '../src/media/wav.ts';
 import { resample } from '../src/native/index.ts';
 import { alignRecording, type RecordingAlignment } from '../src/speech/align/long/recording.ts';
 import { createAligner, defaultAlignerThreads } from '../src/speech/align/aligners.ts';
 import { createLocalSpeech } from '../src/speech/local.ts';
 import { tokenizeWords } from '../src/speech/words.ts';
 import { skipQuick } from './quick.ts';
+import { withRoomTone } from './room-tone.ts';
 import { cpuSeconds, phaseClock, joinParts, rng, recognizerArg, scorerArg, shuffle, writeMp3 } from './recording-build.ts';
 import { IVR, ivrPrompts, largeMessyBook, librivoxClips, skipFindings, skippedWordCount, smallMessyBook, untimedRuns, spotCheck, type BookPart } from '../test/helpers/messy-book.ts';
 
@@ -35,7 +38,7 @@ if (!fs.existsSync(IVR.en.dir) || !fs.existsSync(IVR.en.text)) skipQuick(`needs 
 const alignerName = args[args.indexOf('--aligner') + 1] && args.includes('--aligner') ? args[args.indexOf('--aligner') + 1]! : 'dtw';
 // worker threads of the per-segment aligner (as the read-along pipeline makes it); --threads 1: in the main thread
 const threads = args.includes('--threads') ? Number(args[args.indexOf('--threads') + 1]) : defaultAlignerThreads();
-const minutes = quick ? 3 : Number(args.find((a, i) => /^\d+(\.\d+)?$/.test(a) && args[i - 1] !== '--threads' && args[i - 1] !== '--seed') ?? 60);
+const minutes = quick ? 3 : Number(args.find((a, i) => /^\d+(\.\d+)?$/.test(a) && !['--threads', '--seed', '--room-tone'].includes(args[i - 1]!)) ?? 60);
 // --seed N: the messy book with another draw of prompts (held-out variants; 11 is the one looked at while tuning)
 const messySeed = args.includes('--seed') ? Number(args[args.indexOf('--seed') + 1]) : 11;
 // --messy-only: the messy book alone (the held-out seeds, without the hour's two minutes)
@@ -185,13 +188,23 @@ if (!messyOnly) {
 const messyDir = path.join(os.tmpdir(), `lectern-bench-messy${quick ? '-quick' : `-${messySeed}`}`);
 fs.mkdirSync(messyDir, { recursive: true });
 const book = quick ? await smallMessyBook(messyDir) : await largeMessyBook(messyDir, messySeed);
-const { files, words, spoken, refs } = book;
+const { words, spoken, refs } = book;
+// --room-tone DB: every chapter file with a real room's tone added DB under its speech (bench/room-tone.ts), as a
+// narrator's recording through a noisy microphone; the same noise every run
+const roomDb = args.includes('--room-tone') ? Number(args[args.indexOf('--room-tone') + 1]) : null;
+const files = roomDb === null ? book.files : await Promise.all(book.files.map(async (f, i) => {
+  const dir = path.join(messyDir, `room-tone-${roomDb}`);
+  fs.mkdirSync(dir, { recursive: true });
+  const out = path.join(dir, path.basename(f).replace(/\.\w+$/, '.wav'));
+  fs.writeFileSync(out, encodeWav(withRoomTone(await decodeAudio(f, 16000), roomDb, 7919 * (i + 1)), 16000));
+  return out;
+}));
 const skippedCount = skippedWordCount(book);
 const messyT0 = performance.now();
 const messy = await alignRecording({ recognizerScorer: recognizerArg(args), files, words, blockEnds: book.blockEnds, language: 'en-US', aligner, fallbackAligner: alignerName === 'dtw' ? undefined : fallbackAligner });
 const messySecs = (performance.now() - messyT0) / 1000;
 const ms = score(messy, refs, spoken);
-console.log(`messy book${quick ? "" : ` (prompt seed ${messySeed})`}: ${files.length} files (shuffled), ${(messy.coverage.audioSeconds / 60).toFixed(1)} min, ${words.length} words of which ${ms.unspoken} never spoken (${skippedCount} in skipped sentences), ${messySecs.toFixed(1)} s:`);
+console.log(`messy book${quick ? "" : ` (prompt seed ${messySeed})`}${roomDb === null ? '' : `, room tone ${roomDb} dB under the speech`}: ${files.length} files (shuffled), ${(messy.coverage.audioSeconds / 60).toFixed(1)} min, ${words.length} words of which ${ms.unspoken} never spoken (${skippedCount} in skipped sentences), ${messySecs.toFixed(1)} s:`);
 console.log(`  spoken words matched ${(100 * ms.spokenMatched!).toFixed(1)}%, unspoken words given a time: ${ms.unspokenTimed}, audio matching no text ${(100 * messy.coverage.audioUnmatched).toFixed(1)}%, file order ${JSON.stringify(messy.order) === JSON.stringify(book.trueOrder) ? 'right' : 'WRONG'}`);
 const sk = skipFindings(book, messy.skippedSentences);
 if (args.includes('--details')) {
