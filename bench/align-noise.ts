@@ -2,9 +2,11 @@
 // PolyglotDB clip in test/fixtures/speech, a room with a noisy microphone) added to the clean
 // sets of bench/align-accuracy.bench.ts at 5, 10, 15 and 20 dB under their speech's loud frames
 // (the 95th-percentile 25 ms frame), each clip decoded once per level and its boundaries refined
-// three ways in the same run:
+// four ways in the same run:
 //   - as shipped: pause edges in the energy unless the clip's dynamic range (loud frames over the
-//     noise floor, refine.ts dynamicRange) is under minDynamicRange (24 dB), then the HMM's;
+//     noise floor, refine.ts dynamicRange) is under minDynamicRange (24 dB), or the word's loudest
+//     frame lies under minEdgeContrast (25 dB) over the pause beside the edge; then the HMM's;
+//   - no edge-contrast rule: the dynamic-range rule alone (round 36's first step);
 //   - at any noise level: pause edges always in the energy (before round 36);
 //   - HMM pause edges: never in the energy (the running-speech shift and snap only).
 // The labels do not move with the noise, so each row is scored against the clean clip's labels.
@@ -38,7 +40,8 @@ for (const c of await piperExactClips(quick ? 20 : 200)) clean.push({ set: `Pipe
 
 const variants: [string, Partial<RefineParams>][] = [
   ['as shipped', {}],
-  ['refined at any noise level', { minDynamicRange: 0 }],
+  ['no edge-contrast rule', { minEdgeContrast: 0 }],
+  ['refined at any noise level', { minDynamicRange: 0, minEdgeContrast: 0 }],
   ['HMM pause edges', { starts: false, ends: false, gapFrames: 0 }],
 ];
 const levels: (number | null)[] = [null, 20, 15, 10, 5];

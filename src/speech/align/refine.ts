@@ -65,6 +65,14 @@ export interface RefineParams {
    * each word's rise and decay, and edges moved by it cut words short. 0: always refine.
    */
   minDynamicRange: number;
+  /**
+   * A pause edge moves in the energy only when the word's loudest frame lies this far (ln
+   * power) over the pause beside it (the median of the HMM's pause frames; the floor at the
+   * clip's ends); else it stays where the HMM put it. A word that rises little over the room's
+   * tone has its onset and decay under the noise, and the threshold finds them late and early.
+   * 0: off.
+   */
+  minEdgeContrast: number;
 }
 
 /** How fast the spectrum changes: one value per frame, frame f centred at f·hopS + centreS. */
@@ -139,6 +147,7 @@ export const DEFAULT_REFINE: RefineParams = {
   snapReachS: 0.01,
   snapOffsetS: 0.005,
   minDynamicRange: Math.log(10) * 2.4,
+  minEdgeContrast: Math.log(10) * 2,
 };
 
 function percentile(values: Float32Array, p: number): number {
@@ -199,6 +208,8 @@ export function refineBoundaries(decodes: { segments: Segment[] }[], energy: Flo
     return true;
   };
   const frame = (t: number) => Math.round(t / hopS);
+  /** A pause's level: the median energy of its frames (the floor for one under 30 ms). */
+  const pauseLevel = (a: number, b: number) => (b - a < 3 ? floor : percentile(energy.subarray(Math.max(0, a), Math.min(n, b)), 0.5));
 
   const first = p.gapFrames > 0 ? withQuietGaps(decodes[0]!.segments, (f) => e(f) < soundThr, hopS, p.gapFrames, p.outReach) : decodes[0]!.segments;
   const wordsOf = decodes.map((d) => d.segments.filter((s) => s.kind === 'word'));
@@ -218,7 +229,11 @@ export function refineBoundaries(decodes: { segments: Segment[] }[], energy: Flo
     end = end / wordsOf.length + shift(seg, next);
     const s0 = frame(seg.start);
     const s1 = frame(seg.end);
-    if (p.starts && (!prev || prev.kind === 'pause')) {
+    let peak = -Infinity;
+    for (let f = s0; f < s1; f++) peak = Math.max(peak, e(f));
+    // the word stands out from the pause beside it (none: the clip's end, at its floor)
+    const clear = (pause: Segment | undefined) => p.minEdgeContrast <= 0 || peak - (pause ? pauseLevel(frame(pause.start), frame(pause.end)) : floor) >= p.minEdgeContrast;
+    if (p.starts && (!prev || prev.kind === 'pause') && clear(prev)) {
       // the first sound from shortly before the HMM's edge on, anywhere up to the word's end
       const from = Math.max(prev ? frame(prev.start) : 0, s0 - p.outReach);
       let f = from;
@@ -230,7 +245,7 @@ export function refineBoundaries(decodes: { segments: Segment[] }[], energy: Flo
         start = g * hopS + p.onsetShiftS;
       }
     }
-    if (p.ends && (!next || next.kind === 'pause')) {
+    if (p.ends && (!next || next.kind === 'pause') && clear(next)) {
       const to = Math.min(next ? frame(next.end) : n, s1 + p.outReach) - 1;
       let f = to;
       while (f > s0 + p.minWord && !soundRun(f, -1)) f--;
