@@ -192,10 +192,10 @@ const { words, spoken, refs } = book;
 // --room-tone DB: every chapter file with a real room's tone added DB under its speech (bench/room-tone.ts), as a
 // narrator's recording through a noisy microphone; the same noise every run
 const roomDb = args.includes('--room-tone') ? Number(args[args.indexOf('--room-tone') + 1]) : null;
+const roomDir = path.join(messyDir, `room-tone-${roomDb}`);
+if (roomDb !== null) fs.mkdirSync(roomDir, { recursive: true });
 const files = roomDb === null ? book.files : await Promise.all(book.files.map(async (f, i) => {
-  const dir = path.join(messyDir, `room-tone-${roomDb}`);
-  fs.mkdirSync(dir, { recursive: true });
-  const out = path.join(dir, path.basename(f).replace(/\.\w+$/, '.wav'));
+  const out = path.join(roomDir, path.basename(f).replace(/\.\w+$/, '.wav'));
   fs.writeFileSync(out, encodeWav(withRoomTone(await decodeAudio(f, 16000), roomDb, 7919 * (i + 1)), 16000));
   return out;
 }));

@@ -151,7 +151,11 @@ export const DEFAULT_REFINE: RefineParams = {
 };
 
 function percentile(values: Float32Array, p: number): number {
-  const s = Float32Array.from(values).sort();
+  return ofSorted(Float32Array.from(values).sort(), p);
+}
+
+/** The `p`-th percentile of values already sorted. */
+function ofSorted(s: Float32Array, p: number): number {
   return s[Math.min(s.length - 1, Math.max(0, Math.floor(p * (s.length - 1))))] ?? 0;
 }
 
@@ -175,19 +179,25 @@ const MIN_LIVE = 30;
  * as a clip with hardly any pause always has (parselmouth's north-wind clip: 5.0 ms that way).
  */
 export function noiseFloor(energy: Float32Array, p = 0.05): number {
-  return percentile(liveFrames(energy), p);
+  return ofSorted(sortedLiveFrames(energy), p);
 }
 
-/** The frames that are not digital silence (all of them when too few are). */
-function liveFrames(energy: Float32Array): Float32Array {
+/** The frames that are not digital silence (all of them when too few are), sorted: a copy. */
+function sortedLiveFrames(energy: Float32Array): Float32Array {
   const live = energy.filter((e) => e > DIGITAL_SILENCE);
-  return live.length >= MIN_LIVE ? live : energy;
+  return (live.length >= MIN_LIVE ? live : Float32Array.from(energy)).sort();
+}
+
+/** The noise floor (noiseFloor's default) and how far (ln power) the loud frames, the 95th percentile, lie above it. */
+function levels(energy: Float32Array): { floor: number; range: number } {
+  const live = sortedLiveFrames(energy);
+  const floor = ofSorted(live, 0.05);
+  return { floor, range: ofSorted(live, 0.95) - floor };
 }
 
 /** How far (ln power) the loud frames lie above the noise floor: the 95th percentile over the 5th, digital silence left out. */
 export function dynamicRange(energy: Float32Array): number {
-  const live = liveFrames(energy);
-  return percentile(live, 0.95) - percentile(live, 0.05);
+  return levels(energy).range;
 }
 
 /**
@@ -197,9 +207,9 @@ export function dynamicRange(energy: Float32Array): number {
  */
 export function refineBoundaries(decodes: { segments: Segment[] }[], energy: Float32Array, hopS: number, params: Partial<RefineParams> = {}, change?: SpectralChange): [number, number][] {
   const p = { ...DEFAULT_REFINE, ...params };
-  if (p.minDynamicRange > 0 && dynamicRange(energy) < p.minDynamicRange) Object.assign(p, { starts: false, ends: false, gapFrames: 0 });
+  const { floor, range } = levels(energy);
+  if (p.minDynamicRange > 0 && range < p.minDynamicRange) Object.assign(p, { starts: false, ends: false, gapFrames: 0 });
   const n = energy.length;
-  const floor = noiseFloor(energy);
   const soundThr = floor + p.soundOverFloor;
   const tailThr = floor + p.tailOverFloor;
   const e = (f: number) => energy[Math.max(0, Math.min(n - 1, f))]!;
