@@ -127,7 +127,7 @@ async function echogarden(): Promise<((clip: Clip) => Promise<WordTiming[]>) | n
 const hmm = await createHmmAligner();
 const hmmRaw = await createHmmAligner({ raw: true });
 // round 36: before the noisy-room rules, every pause edge was refined in the energy
-const hmmAnyRange = await createHmmAligner({ refine: { minDynamicRange: 0, minEdgeContrast: 0 } });
+const hmmAnyRange = await createHmmAligner({ refine: { minDynamicRange: 0, minStartContrast: 0, minEndContrast: 0 } });
 const dtw = await createDtwAligner();
 const hmmOffsets = ideas ? await createHmmAligner({ offsetsMs: [0, 2.5, 5, 7.5] }) : null;
 const hmmFrate200 = ideas ? await createHmmAligner({ frate: 200 }) : null;

@@ -2,10 +2,12 @@
 // PolyglotDB clip in test/fixtures/speech, a room with a noisy microphone) added to the clean
 // sets of bench/align-accuracy.bench.ts at 5, 10, 15 and 20 dB under their speech's loud frames
 // (the 95th-percentile 25 ms frame), each clip decoded once per level and its boundaries refined
-// four ways in the same run:
+// five ways in the same run:
 //   - as shipped: pause edges in the energy unless the clip's dynamic range (loud frames over the
 //     noise floor, refine.ts dynamicRange) is under minDynamicRange (24 dB), or the word's loudest
-//     frame lies under minEdgeContrast (25 dB) over the pause beside the edge; then the HMM's;
+//     frame lies under minStartContrast (20 dB) over the pause before a start, minEndContrast
+//     (26 dB) over the pause after an end; then the HMM's;
+//   - ends at 20 dB: one edge contrast for starts and ends (round 36);
 //   - no edge-contrast rule: the dynamic-range rule alone (round 36's first step);
 //   - at any noise level: pause edges always in the energy (before round 36);
 //   - HMM pause edges: never in the energy (the running-speech shift and snap only).
@@ -40,8 +42,9 @@ for (const c of await piperExactClips(quick ? 20 : 200)) clean.push({ set: `Pipe
 
 const variants: [string, Partial<RefineParams>][] = [
   ['as shipped', {}],
-  ['no edge-contrast rule', { minEdgeContrast: 0 }],
-  ['refined at any noise level', { minDynamicRange: 0, minEdgeContrast: 0 }],
+  ['ends at 20 dB (round 36)', { minEndContrast: Math.log(10) * 2 }],
+  ['no edge-contrast rule', { minStartContrast: 0, minEndContrast: 0 }],
+  ['refined at any noise level', { minDynamicRange: 0, minStartContrast: 0, minEndContrast: 0 }],
   ['HMM pause edges', { starts: false, ends: false, gapFrames: 0 }],
 ];
 const levels: (number | null)[] = [null, 20, 15, 10, 5];

@@ -375,7 +375,7 @@ describe('refinement in a noisy room: pause edges stay where the HMM put them', 
     // 22 dB < 24 dB: the HMM's edges
     expect(refineBoundaries([{ segments: segs }], noisy, 0.01, params)[0]).toEqual([0.18, 0.62]);
     // refined anyway (and the edge-contrast rule off too): the tail (6.5 dB over the floor, under the 10 dB threshold) is cut off
-    const [[s, e]] = refineBoundaries([{ segments: segs }], noisy, 0.01, { ...params, minDynamicRange: 0, minEdgeContrast: 0 }) as [[number, number]];
+    const [[s, e]] = refineBoundaries([{ segments: segs }], noisy, 0.01, { ...params, minDynamicRange: 0, minStartContrast: 0, minEndContrast: 0 }) as [[number, number]];
     expect(s).toBeCloseTo(0.21, 2);
     expect(e).toBeCloseTo(0.54, 2);
     // a clean recording (the word 43 dB over the floor) is refined as before
@@ -386,7 +386,7 @@ describe('refinement in a noisy room: pause edges stay where the HMM put them', 
 });
 
 describe('refinement: a pause edge moves only where its word stands out from the pause', () => {
-  it('keeps the HMM\'s edges of a word under minEdgeContrast over the pauses beside it, and refines a loud word of the same clip', () => {
+  it('keeps the HMM\'s edges of a word under minStartContrast and minEndContrast over the pauses beside it, and refines a loud word of the same clip', () => {
     // frame energies (ln power): room tone at 0; a loud word at 10 (43 dB) in frames 20-45, a soft one at 4 (17 dB) in 60-85;
     // the HMM gives each 2 frames of the pause on either side. The clip's dynamic range (43 dB) is over minDynamicRange.
     let seed = 5;
@@ -406,9 +406,32 @@ describe('refinement: a pause edge moves only where its word stands out from the
     expect(loud[1]).toBeCloseTo(0.44, 2);
     expect(soft).toEqual([0.58, 0.87]);
     // with no contrast asked for, the soft word is refined as the loud one is
-    const [, anyway] = refineBoundaries([{ segments: segs }], energy, 0.01, { ...params, minEdgeContrast: 0 }) as [[number, number], [number, number]];
+    const [, anyway] = refineBoundaries([{ segments: segs }], energy, 0.01, { ...params, minStartContrast: 0, minEndContrast: 0 }) as [[number, number], [number, number]];
     expect(anyway[0]).toBeCloseTo(0.61, 2);
     expect(anyway[1]).toBeCloseTo(0.84, 2);
+  });
+
+  it('refines the start of a word 22 dB over the pauses but keeps the HMM\'s end, which decays under the noise for longer (minEndContrast 26 dB)', () => {
+    // room tone at 0; a loud word at 10 (43 dB), a word at 5 (22 dB: between the start and end contrasts) in frames 60-85
+    let seed = 7;
+    const jitter = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31 - 0.5) * 0.2;
+    const energy = Float32Array.from({ length: 100 }, (_, f) => (f >= 20 && f < 45 ? 10 : f >= 60 && f < 85 ? 5 : 0) + jitter());
+    const segs: Segment[] = [
+      { kind: 'pause', start: 0, end: 0.18 },
+      { kind: 'word', start: 0.18, end: 0.47 },
+      { kind: 'pause', start: 0.47, end: 0.58 },
+      { kind: 'word', start: 0.58, end: 0.87 },
+      { kind: 'pause', start: 0.87, end: 1 },
+    ];
+    const params = { hmmShiftS: 0, snapReachS: 0, gapFrames: 0 };
+    expect(DEFAULT_REFINE.minStartContrast).toBeLessThan(5);
+    expect(DEFAULT_REFINE.minEndContrast).toBeGreaterThan(5);
+    const [, word] = refineBoundaries([{ segments: segs }], energy, 0.01, params) as [[number, number], [number, number]];
+    expect(word[0]).toBeCloseTo(0.61, 2);
+    expect(word[1]).toBeCloseTo(0.87, 2);
+    // one contrast for both (round 36): the end moves in too
+    const [, before] = refineBoundaries([{ segments: segs }], energy, 0.01, { ...params, minEndContrast: DEFAULT_REFINE.minStartContrast }) as [[number, number], [number, number]];
+    expect(before[1]).toBeCloseTo(0.84, 2);
   });
 });
 

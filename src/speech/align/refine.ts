@@ -66,13 +66,18 @@ export interface RefineParams {
    */
   minDynamicRange: number;
   /**
-   * A pause edge moves in the energy only when the word's loudest frame lies this far (ln
-   * power) over the pause beside it (the median of the HMM's pause frames; the floor at the
-   * clip's ends); else it stays where the HMM put it. A word that rises little over the room's
-   * tone has its onset and decay under the noise, and the threshold finds them late and early.
-   * 0: off.
+   * A word's start after a pause moves in the energy only when the word's loudest frame lies
+   * this far (ln power) over the pause before it (the median of the HMM's pause frames; the
+   * floor at the clip's start); else it stays where the HMM put it. A word that rises little
+   * over the room's tone has its onset under the noise, and the threshold finds it late. 0: off.
    */
-  minEdgeContrast: number;
+  minStartContrast: number;
+  /**
+   * The same for a word's end before a pause (its peak over the pause after it). Higher than
+   * minStartContrast: a word decays more slowly than it sets in (a vowel's release, a final
+   * nasal or fricative), so more of its end lies under a given noise and the threshold cuts it.
+   */
+  minEndContrast: number;
 }
 
 /** How fast the spectrum changes: one value per frame, frame f centred at f·hopS + centreS. */
@@ -130,6 +135,12 @@ export function spectralChangeOf(samples: Float32Array, sampleRate: number, mel:
  * snap to the largest spectral change within 10 ms, plus 5 ms, chosen by round 3's criterion
  * over reach 5-20 ms, offset -5-10 ms, a Gaussian prior or none, shift 5-15 ms; real running
  * edges 28.2 → 23.2 ms (tuning), 19.3 → 15.6 ms (held-out).
+ * Round 36: minDynamicRange from the clean clips' own ranges (the lowest 27.1 dB) and the clean
+ * sets with a noisy room's tone added (bench/align-noise.ts); the edge contrast 20 dB on the
+ * tuning halves with that tone, the most that moved no scored clean edge. Round 37: ends apart
+ * at 26 dB, by the sum of both tuning sets' end MAE over the tone levels (none, 20-5 dB): 28 dB
+ * least (274.6 ms), 26 dB within 1 % of it (276.4) and the lower one taken, since every dB more
+ * hands more clean ends to the HMM (30 dB: one more hand tuning end, 23.4 → 28.6 ms).
  */
 export const DEFAULT_REFINE: RefineParams = {
   hmmShiftS: 0.015,
@@ -147,7 +158,8 @@ export const DEFAULT_REFINE: RefineParams = {
   snapReachS: 0.01,
   snapOffsetS: 0.005,
   minDynamicRange: Math.log(10) * 2.4,
-  minEdgeContrast: Math.log(10) * 2,
+  minStartContrast: Math.log(10) * 2,
+  minEndContrast: Math.log(10) * 2.6,
 };
 
 function percentile(values: Float32Array, p: number): number {
@@ -242,8 +254,8 @@ export function refineBoundaries(decodes: { segments: Segment[] }[], energy: Flo
     let peak = -Infinity;
     for (let f = s0; f < s1; f++) peak = Math.max(peak, e(f));
     // the word stands out from the pause beside it (none: the clip's end, at its floor)
-    const clear = (pause: Segment | undefined) => p.minEdgeContrast <= 0 || peak - (pause ? pauseLevel(frame(pause.start), frame(pause.end)) : floor) >= p.minEdgeContrast;
-    if (p.starts && (!prev || prev.kind === 'pause') && clear(prev)) {
+    const clear = (pause: Segment | undefined, contrast: number) => contrast <= 0 || peak - (pause ? pauseLevel(frame(pause.start), frame(pause.end)) : floor) >= contrast;
+    if (p.starts && (!prev || prev.kind === 'pause') && clear(prev, p.minStartContrast)) {
       // the first sound from shortly before the HMM's edge on, anywhere up to the word's end
       const from = Math.max(prev ? frame(prev.start) : 0, s0 - p.outReach);
       let f = from;
@@ -255,7 +267,7 @@ export function refineBoundaries(decodes: { segments: Segment[] }[], energy: Flo
         start = g * hopS + p.onsetShiftS;
       }
     }
-    if (p.ends && (!next || next.kind === 'pause') && clear(next)) {
+    if (p.ends && (!next || next.kind === 'pause') && clear(next, p.minEndContrast)) {
       const to = Math.min(next ? frame(next.end) : n, s1 + p.outReach) - 1;
       let f = to;
       while (f > s0 + p.minWord && !soundRun(f, -1)) f--;
