@@ -9,7 +9,12 @@
 // (test/fixtures/alignment/*.json), which were MADE with PocketSphinx and so flatter the
 // PocketSphinx-based aligners: reported, but not a measure of hmm.
 // Starts and ends are scored separately; within 20/50 ms counts both. RTF = align time / audio time.
-// Run: node --import tsx bench/align-accuracy.bench.ts [quick] [ideas]
+// An outside set kept out of the repository can be added: `--emu-ae DIR`, the raw demo data of
+// emuR (the EMU Speech Database Management System; CRAN package emuR, GPL; its
+// inst/extdata/rawDemoData folder, with wavFiles/ and annotationFiles/): 7 read sentences of one
+// Australian English speaker, word edges from the Text tier of its TextGrids (the EMU "ae" demo
+// database, segmented by hand by its authors). Scored as found, never tuned on.
+// Run: node --import tsx bench/align-accuracy.bench.ts [quick] [ideas] [--emu-ae DIR]
 //   (BENCH_ONLY='lectern hmm,lectern dtw': only the aligners so named in the tables)
 //   (installs echogarden into bench/.peers on first run and makes the Piper set into
 //   bench/.cache on first run; `quick` uses two clips per set and 20 Piper sentences)
@@ -41,6 +46,8 @@ const peers = path.join(import.meta.dirname, '.peers');
 interface Clip extends HandReference {
   samples: Float32Array;
   sampleRate: number;
+  /** The audio's path when it lies outside test/fixtures/speech. */
+  file?: string;
 }
 function load(ref: HandReference): Clip {
   const buf = readFileSync(path.join(speechDir, ref.audio));
@@ -53,6 +60,31 @@ const fixtureRefs: HandReference[] = readdirSync(path.join(root, 'test/fixtures/
     return { audio: path.basename(r.audio), text: r.text, part: 'pocketsphinx-made', words: r.words.map((w) => ({ ...w, sure: [true, true] as [boolean, boolean] })) };
   });
 const take = <T>(xs: T[]) => (quick ? xs.slice(0, 2) : xs);
+
+/** The intervals of one tier of a Praat TextGrid (long text format). */
+function textGridTier(text: string, tier: string): { start: number; end: number; label: string }[] {
+  const items = text.split(/item \[\d+\]:/).slice(1);
+  const item = items.find((it) => new RegExp(`name = "${tier}"`).test(it));
+  if (!item) throw new Error(`no tier "${tier}"`);
+  return [...item.matchAll(/xmin = ([\d.]+)\s*xmax = ([\d.]+)\s*text = "([^"]*)"/g)].map((m) => ({ start: Number(m[1]), end: Number(m[2]), label: m[3]! }));
+}
+
+/** emuR's "ae" raw demo data (`--emu-ae DIR`): every word of the Text tier, both edges scored ("*" marks no word). */
+function emuAe(dir: string): Clip[] {
+  const annotations = path.join(dir, 'annotationFiles');
+  return readdirSync(annotations)
+    .filter((f) => f.endsWith('.TextGrid'))
+    .sort()
+    .map((f) => {
+      const file = path.join(dir, 'wavFiles', f.replace(/\.TextGrid$/, '.wav'));
+      const buf = readFileSync(file);
+      const words = textGridTier(readFileSync(path.join(annotations, f), 'utf8'), 'Text')
+        .filter((iv) => iv.label && iv.label !== '*')
+        .map((iv) => ({ word: iv.label, start: iv.start, end: iv.end, sure: [true, true] as [boolean, boolean] }));
+      return { audio: path.basename(file), file, text: words.map((w) => w.word).join(' '), part: 'outside', words, samples: decodeWav(buf).samples, sampleRate: buf.readUInt32LE(24) };
+    });
+}
+const emuAeDir = process.argv.includes('--emu-ae') ? process.argv[process.argv.indexOf('--emu-ae') + 1]! : null;
 interface ExactPart {
   samples: Float32Array;
   text: string;
@@ -62,6 +94,7 @@ const sets: Record<string, Clip[]> = {
   'hand, tuning': take(loadHandReferences('tuning')).map(load),
   'hand, held-out': take(loadHandReferences('held-out')).map(load),
   'hand, noisy room (PolyglotDB, outside labels)': loadHandReferences('noisy').map(load),
+  ...(emuAeDir ? { 'hand, emuR ae (outside labels, outside the repository, --emu-ae)': emuAe(emuAeDir) } : {}),
   'SYNTHETIC Piper-exact, tuning': piper.filter((c) => c.part === 'tuning'),
   'SYNTHETIC Piper-exact, held-out': piper.filter((c) => c.part === 'held-out'),
   'fixtures (PocketSphinx-made: circular for hmm/pocketsphinx)': take(fixtureRefs).map(load),
@@ -75,7 +108,7 @@ function plainPocketsphinx(clip: Clip): WordTiming[] {
     const tokens = tokenizeWords(clip.text);
     const spoken = tokens.map((t) => t.word.toLowerCase().replace(/[^a-z']/g, ''));
     writeFileSync(path.join(tmp, 'g.gram'), `#JSGF V1.0;\ngrammar g;\npublic <s> = ${spoken.join(' ')};\n`);
-    let wav = path.join(speechDir, clip.audio);
+    let wav = clip.file ?? path.join(speechDir, clip.audio);
     if (!existsSync(wav)) wav = path.join(import.meta.dirname, '.cache', 'piper-exact', clip.audio);
     if (clip.sampleRate !== 16000) {
       execFileSync('ffmpeg', ['-v', 'error', '-y', '-i', wav, '-ar', '16000', '-ac', '1', path.join(tmp, 'a.wav')]);
