@@ -18,9 +18,8 @@
 //   (BENCH_ONLY='lectern hmm,lectern dtw': only the aligners so named in the tables)
 //   (installs echogarden into bench/.peers on first run and makes the Piper set into
 //   bench/.cache on first run; `quick` uses two clips per set and 20 Piper sentences)
-import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
+import { cpSync, existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { decodeWav } from '../src/media/wav.ts';
@@ -28,7 +27,9 @@ import { createDtwAligner } from '../src/speech/align/dtw.ts';
 import { createHmmAligner } from '../src/speech/align/hmm.ts';
 import type { WordTiming } from '../src/speech/types.ts';
 import { tokenizeWords } from '../src/speech/words.ts';
+import { emuAeArg, loadEmuAe } from './emu-ae.ts';
 import { piperExactClips, PIPER_EXACT_DIR } from './piper-exact.ts';
+import { plainPocketsphinx } from './plain-pocketsphinx.ts';
 import { skipQuick } from './quick.ts';
 import { emptyScore, loadHandReferences, scoreAgainst, type HandReference, type Score } from '../test/fixtures/alignment/hand/references.ts';
 
@@ -61,30 +62,7 @@ const fixtureRefs: HandReference[] = readdirSync(path.join(root, 'test/fixtures/
   });
 const take = <T>(xs: T[]) => (quick ? xs.slice(0, 2) : xs);
 
-/** The intervals of one tier of a Praat TextGrid (long text format). */
-function textGridTier(text: string, tier: string): { start: number; end: number; label: string }[] {
-  const items = text.split(/item \[\d+\]:/).slice(1);
-  const item = items.find((it) => new RegExp(`name = "${tier}"`).test(it));
-  if (!item) throw new Error(`no tier "${tier}"`);
-  return [...item.matchAll(/xmin = ([\d.]+)\s*xmax = ([\d.]+)\s*text = "([^"]*)"/g)].map((m) => ({ start: Number(m[1]), end: Number(m[2]), label: m[3]! }));
-}
-
-/** emuR's "ae" raw demo data (`--emu-ae DIR`): every word of the Text tier, both edges scored ("*" marks no word). */
-function emuAe(dir: string): Clip[] {
-  const annotations = path.join(dir, 'annotationFiles');
-  return readdirSync(annotations)
-    .filter((f) => f.endsWith('.TextGrid'))
-    .sort()
-    .map((f) => {
-      const file = path.join(dir, 'wavFiles', f.replace(/\.TextGrid$/, '.wav'));
-      const buf = readFileSync(file);
-      const words = textGridTier(readFileSync(path.join(annotations, f), 'utf8'), 'Text')
-        .filter((iv) => iv.label && iv.label !== '*')
-        .map((iv) => ({ word: iv.label, start: iv.start, end: iv.end, sure: [true, true] as [boolean, boolean] }));
-      return { audio: path.basename(file), file, text: words.map((w) => w.word).join(' '), part: 'outside', words, samples: decodeWav(buf).samples, sampleRate: buf.readUInt32LE(24) };
-    });
-}
-const emuAeDir = process.argv.includes('--emu-ae') ? process.argv[process.argv.indexOf('--emu-ae') + 1]! : null;
+const emuAeDir = emuAeArg();
 interface ExactPart {
   samples: Float32Array;
   text: string;
@@ -94,34 +72,16 @@ const sets: Record<string, Clip[]> = {
   'hand, tuning': take(loadHandReferences('tuning')).map(load),
   'hand, held-out': take(loadHandReferences('held-out')).map(load),
   'hand, noisy room (PolyglotDB, outside labels)': loadHandReferences('noisy').map(load),
-  ...(emuAeDir ? { 'hand, emuR ae (outside labels, outside the repository, --emu-ae)': emuAe(emuAeDir) } : {}),
+  ...(emuAeDir ? { 'hand, emuR ae (outside labels, outside the repository, --emu-ae)': loadEmuAe(emuAeDir) } : {}),
   'SYNTHETIC Piper-exact, tuning': piper.filter((c) => c.part === 'tuning'),
   'SYNTHETIC Piper-exact, held-out': piper.filter((c) => c.part === 'held-out'),
   'fixtures (PocketSphinx-made: circular for hmm/pocketsphinx)': take(fixtureRefs).map(load),
 };
 
 // --- plain PocketSphinx (Debian), as the issue measured it
-const PS = '/usr/share/pocketsphinx/model/en-us';
-function plainPocketsphinx(clip: Clip): WordTiming[] {
-  const tmp = mkdtempSync(path.join(tmpdir(), 'lectern-ps-'));
-  try {
-    const tokens = tokenizeWords(clip.text);
-    const spoken = tokens.map((t) => t.word.toLowerCase().replace(/[^a-z']/g, ''));
-    writeFileSync(path.join(tmp, 'g.gram'), `#JSGF V1.0;\ngrammar g;\npublic <s> = ${spoken.join(' ')};\n`);
-    let wav = clip.file ?? path.join(speechDir, clip.audio);
-    if (!existsSync(wav)) wav = path.join(import.meta.dirname, '.cache', 'piper-exact', clip.audio);
-    if (clip.sampleRate !== 16000) {
-      execFileSync('ffmpeg', ['-v', 'error', '-y', '-i', wav, '-ar', '16000', '-ac', '1', path.join(tmp, 'a.wav')]);
-      wav = path.join(tmp, 'a.wav');
-    }
-    const out = execFileSync('pocketsphinx_continuous', ['-infile', wav, '-jsgf', path.join(tmp, 'g.gram'), '-time', 'yes', '-vad_postspeech', '400', '-vad_threshold', '1.0',
-      '-hmm', path.join(PS, 'en-us'), '-dict', path.join(PS, 'cmudict-en-us.dict')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
-    const segs = out.split('\n').map((l) => l.trim().split(/\s+/)).filter((p) => p.length === 4 && !p[0]!.startsWith('<') && !p[0]!.startsWith('[') && /^\d/.test(p[1]!));
-    if (segs.length !== tokens.length) throw new Error(`${clip.audio}: pocketsphinx gave ${segs.length} words for ${tokens.length}`);
-    return tokens.map((t, i) => ({ word: t.word, start: Number(segs[i]![1]), end: Number(segs[i]![2]) + 0.01 }));
-  } finally {
-    rmSync(tmp, { recursive: true, force: true });
-  }
+function plainPs(clip: Clip): WordTiming[] {
+  const wav = clip.file ?? (existsSync(path.join(speechDir, clip.audio)) ? path.join(speechDir, clip.audio) : path.join(import.meta.dirname, '.cache', 'piper-exact', clip.audio));
+  return plainPocketsphinx(wav, clip.sampleRate, clip.text);
 }
 
 // --- Echogarden 3.4 dtw, installed into a bench-only prefix
@@ -161,6 +121,8 @@ const hmm = await createHmmAligner();
 const hmmRaw = await createHmmAligner({ raw: true });
 // round 36: before the noisy-room rules, every pause edge was refined in the energy
 const hmmAnyRange = await createHmmAligner({ refine: { minDynamicRange: 0, minStartContrast: 0, minEndContrast: 0 } });
+// round 37: running-speech boundaries 10 ms after the HMM's, snapped with no offset; before, 15 ms and a 5 ms offset
+const hmmRound36 = await createHmmAligner({ refine: { hmmShiftS: 0.015, snapOffsetS: 0.005, minEndContrast: Math.log(10) * 2 } });
 const dtw = await createDtwAligner();
 const hmmOffsets = ideas ? await createHmmAligner({ offsetsMs: [0, 2.5, 5, 7.5] }) : null;
 const hmmFrate200 = ideas ? await createHmmAligner({ frate: 200 }) : null;
@@ -172,6 +134,7 @@ const allAligners: [string, (c: Clip) => Promise<WordTiming[]>][] = [
   ['lectern hmm', (c) => hmm.align(c.samples, c.sampleRate, c.text, 'en-US')],
   ['hmm, no refinement', (c) => hmmRaw.align(c.samples, c.sampleRate, c.text, 'en-US')],
   ['hmm, refined at any noise level', (c) => hmmAnyRange.align(c.samples, c.sampleRate, c.text, 'en-US')],
+  ['hmm as in round 36', (c) => hmmRound36.align(c.samples, c.sampleRate, c.text, 'en-US')],
   ...(hmmOffsets && hmmFrate200
     ? ([
         ['hmm, 4 offsets averaged', (c) => hmmOffsets.align(c.samples, c.sampleRate, c.text, 'en-US')],
@@ -180,7 +143,7 @@ const allAligners: [string, (c: Clip) => Promise<WordTiming[]>][] = [
     : []),
   ['hmm, borrowed fr-fr model', (c) => hmmBorrowed.align(c.samples, c.sampleRate, c.text, 'en-US')],
   ['lectern dtw', (c) => dtw.align(c.samples, c.sampleRate, c.text, 'en-US')],
-  ['pocketsphinx_continuous + JSGF', async (c) => plainPocketsphinx(c)],
+  ['pocketsphinx_continuous + JSGF', async (c) => plainPs(c)],
   ...(eg ? ([['echogarden 3.4 dtw', eg]] as [string, (c: Clip) => Promise<WordTiming[]>][]) : []),
 ];
 const aligners = allAligners.filter(([name]) => !process.env.BENCH_ONLY || process.env.BENCH_ONLY.split(',').includes(name));
@@ -245,5 +208,5 @@ if (ideas) {
   const { runIdeas } = await import('./align-ideas.ts');
   await runIdeas(Object.fromEntries(Object.entries(sets).filter(([k]) => !k.startsWith('fixtures'))));
 }
-await Promise.all([hmm.close(), hmmRaw.close(), hmmAnyRange.close(), hmmBorrowed.close(), dtw.close()]);
+await Promise.all([hmm.close(), hmmRaw.close(), hmmAnyRange.close(), hmmRound36.close(), hmmBorrowed.close(), dtw.close()]);
 process.exit(0); // the shared eSpeak helper used for the Piper set would keep the process alive

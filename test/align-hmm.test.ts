@@ -311,14 +311,24 @@ describe('refinement: a boundary between two joined words moves to the spectral 
     { kind: 'word', start: 0.1, end: at },
     { kind: 'word', start: at, end: 0.9 },
   ];
-  // the default offset (5 ms) kept: a log-mel difference peaks a few ms before a step, as soon as the later frame holds some of the new sound
-  const params = { hmmShiftS: 0, gapFrames: 0 };
+  // a 5 ms offset (the default until round 37): a log-mel difference peaks a few ms before a step,
+  // as soon as the later frame holds some of the new sound
+  const params = { hmmShiftS: 0, gapFrames: 0, snapOffsetS: 0.005 };
 
   it('snaps an HMM boundary 8 ms early or 7 ms late to the change, within 5 ms; both words share it', () => {
     for (const at of [0.495, 0.51]) {
       const [a, b] = refineBoundaries([{ segments: joined(at) }], energy, 0.01, params, change);
       expect(a![1]).toBe(b![0]);
       expect(Math.abs(b![0] - CHANGE_AT)).toBeLessThan(0.005);
+    }
+  });
+
+  it('with the default offset (0 since round 37), puts the boundary on the peak of the change: up to 10 ms before the step', () => {
+    for (const at of [0.495, 0.51]) {
+      const [a, b] = refineBoundaries([{ segments: joined(at) }], energy, 0.01, { hmmShiftS: 0, gapFrames: 0 }, change);
+      expect(a![1]).toBe(b![0]);
+      expect(CHANGE_AT - b![0]).toBeGreaterThan(0);
+      expect(CHANGE_AT - b![0]).toBeLessThan(0.01);
     }
   });
 
