@@ -24,7 +24,8 @@ export function textGridTier(text: string, tier: string): { start: number; end: 
     .slice(1)
     .find((it) => it.includes(`name = "${tier}"`));
   if (!item) throw new Error(`no tier "${tier}"`);
-  return [...item.matchAll(/xmin = ([\d.]+)\s*xmax = ([\d.]+)\s*text = "([^"]*)"/g)].map((m) => ({ start: Number(m[1]), end: Number(m[2]), label: m[3]! }));
+  // Praat writes a quote inside a label as two
+  return [...item.matchAll(/xmin = ([-+\d.eE]+)\s*xmax = ([-+\d.eE]+)\s*text = "((?:[^"]|"")*)"/g)].map((m) => ({ start: Number(m[1]), end: Number(m[2]), label: m[3]!.replace(/""/g, '"') }));
 }
 
 /** Every word of the Text tiers under `dir` (wavFiles/, annotationFiles/), both edges scored. */
@@ -36,6 +37,7 @@ export function loadEmuAe(dir: string): EmuAeClip[] {
     const file = path.join(dir, 'wavFiles', f.replace(/\.TextGrid$/, '.wav'));
     const buf = readFileSync(file);
     const words = textGridTier(readFileSync(path.join(annotations, f), 'utf8'), 'Text')
+      .map((iv) => ({ ...iv, label: iv.label.trim() }))
       .filter((iv) => iv.label && iv.label !== '*')
       .map((iv) => ({ word: iv.label, start: iv.start, end: iv.end, sure: [true, true] as [boolean, boolean] }));
     return { audio: path.basename(file), file, text: words.map((w) => w.word).join(' '), part: 'outside', words, samples: decodeWav(buf).samples, sampleRate: buf.readUInt32LE(24) };
