@@ -22,6 +22,8 @@ import type { WordTiming } from '../src/speech/types.ts';
 export interface IdeaClip extends HandReference {
   samples: Float32Array;
   sampleRate: number;
+  /** The audio's path when it lies outside test/fixtures/speech (emuR's ae). */
+  file?: string;
 }
 const RATE = 16000;
 const CACHE = path.join(import.meta.dirname, '.cache', 'align-ideas');
@@ -104,7 +106,11 @@ interface Split {
 }
 const emptySplit = (): Split => ({ pause: [0, 0, 0], running: [0, 0, 0], start: [0, 0], end: [0, 0] });
 
-/** Scores timings against a reference, each sure edge as a pause edge (a gap or the clip's end beside it in the reference) or a running-speech edge. */
+/** Whether word i's start / end is a pause edge in the reference: a gap or the clip's end beside it. */
+const pauseBefore = (r: HandReference['words'], i: number) => i === 0 || r[i - 1]!.end < r[i]!.start - 1e-6;
+const pauseAfter = (r: HandReference['words'], i: number) => i === r.length - 1 || r[i + 1]!.start > r[i]!.end + 1e-6;
+
+/** Scores timings against a reference, each sure edge as a pause edge (pauseBefore/pauseAfter) or a running-speech edge. */
 function scoreSplit(words: WordTiming[], ref: HandReference, into: Split): void {
   const r = ref.words;
   r.forEach((w, i) => {
@@ -115,8 +121,8 @@ function scoreSplit(words: WordTiming[], ref: HandReference, into: Split): void 
       into[kind][0] += Math.abs(d);
       into[kind][1]++;
     };
-    if (w.sure[0]) add(words[i]!.start, w.start, i === 0 || r[i - 1]!.end < w.start - 1e-6, 'start');
-    if (w.sure[1]) add(words[i]!.end, w.end, i === r.length - 1 || r[i + 1]!.start > w.end + 1e-6, 'end');
+    if (w.sure[0]) add(words[i]!.start, w.start, pauseBefore(r, i), 'start');
+    if (w.sure[1]) add(words[i]!.end, w.end, pauseAfter(r, i), 'end');
   });
 }
 
@@ -449,7 +455,7 @@ export async function runGapIdeas(sets: Record<string, IdeaClip[]>): Promise<voi
 
 /**
  * Round 37: where a boundary in running speech lies depends on who labels it. Over the real sets
- * labelled independently of each other (REAL_LABELLERS), every running-speech setting of a grid
+ * labelled independently of each other (`real`), every running-speech setting of a grid
  * (shift × snap offset × reach) is scored by its regret on each set (its MAE, starts and ends
  * together, minus the least any setting of the grid gets there); the setting with the least worst
  * regret is the one that holds up whichever convention an unseen set has. Each set is then left
@@ -493,7 +499,7 @@ export async function runLabellerIdeas(sets: Record<string, IdeaClip[]>, real: s
   if (!ae) return;
   console.log(`\nplain PocketSphinx on ${EMU_AE} with its running-speech labels moved (the issue's hidden set: 24.7 ms, 61.4 % within 20 ms, 88.1 % within 50 ms)`);
   const { plainPocketsphinx } = await import('./plain-pocketsphinx.ts');
-  const got = ae.map((c) => plainPocketsphinx((c as IdeaClip & { file: string }).file, c.sampleRate, c.text));
+  const got = ae.map((c) => plainPocketsphinx(c.file!, c.sampleRate, c.text));
   for (const delta of [-10, -5, 0, 5, 10, 15, 20, 25]) {
     let abs = 0, n = 0, w20 = 0, w50 = 0;
     ae.forEach((c, k) => {
@@ -503,8 +509,8 @@ export async function runLabellerIdeas(sets: Record<string, IdeaClip[]>, real: s
           const d = Math.abs(t - want - (pause ? 0 : delta / 1000));
           (abs += d), n++, (w20 += d <= 0.02 ? 1 : 0), (w50 += d <= 0.05 ? 1 : 0);
         };
-        edge(got[k]![i]!.start, w.start, i === 0 || r[i - 1]!.end < w.start - 1e-6);
-        edge(got[k]![i]!.end, w.end, i === r.length - 1 || r[i + 1]!.start > w.end + 1e-6);
+        edge(got[k]![i]!.start, w.start, pauseBefore(r, i));
+        edge(got[k]![i]!.end, w.end, pauseAfter(r, i));
       });
     });
     console.log(`  labels ${delta >= 0 ? '+' : ''}${delta} ms: MAE ${((1000 * abs) / n).toFixed(1)} ms, within 20 ms ${((100 * w20) / n).toFixed(1)} %, within 50 ms ${((100 * w50) / n).toFixed(1)} % (${n} edges)`);

@@ -24,6 +24,11 @@ import { emptyScore, loadHandReferences, scoreAgainst } from './fixtures/alignme
 const speech = path.join(import.meta.dirname, 'fixtures', 'speech');
 const opts = { modelsDir: 'models', device: 'cpu' as const };
 
+/** Noise of ±amp/2 from a fixed linear congruential sequence: the same synthetic energy track every run. */
+function jitterFrom(seed: number, amp: number): () => number {
+  return () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31 - 0.5) * amp;
+}
+
 function loadWav(file: string): { samples: Float32Array; sampleRate: number } {
   const buf = readFileSync(path.join(speech, file));
   return { samples: decodeWav(buf).samples, sampleRate: buf.readUInt32LE(24) };
@@ -372,8 +377,7 @@ describe('refinement in a noisy room: pause edges stay where the HMM put them', 
   it('leaves pause edges and quiet runs alone under minDynamicRange, and refines them above it', () => {
     // frame energies (ln power): room tone at 0, a word at 5 (22 dB) with a 5-frame tail at 1.5;
     // the word is 0.2-0.6 s, the HMM says 0.18-0.62 (pauses either side)
-    let seed = 3;
-    const jitter = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31 - 0.5) * 0.2;
+    const jitter = jitterFrom(3, 0.2);
     const frames = (level: number) => Array.from({ length: 100 }, (_, f) => (f >= 20 && f < 55 ? level : f >= 55 && f < 60 ? 1.5 : 0) + jitter());
     const segs: Segment[] = [
       { kind: 'pause', start: 0, end: 0.18 },
@@ -397,20 +401,24 @@ describe('refinement in a noisy room: pause edges stay where the HMM put them', 
 });
 
 describe('refinement: a pause edge moves only where its word stands out from the pause', () => {
+  // frame energies (ln power): room tone at 0, a loud word at 10 (43 dB) in frames 20-45 and a
+  // softer one at `soft` in 60-85; the HMM gives each 2 frames of the pause on either side
+  const twoWords = (soft: number, seed: number) => {
+    const jitter = jitterFrom(seed, 0.2);
+    return Float32Array.from({ length: 100 }, (_, f) => (f >= 20 && f < 45 ? 10 : f >= 60 && f < 85 ? soft : 0) + jitter());
+  };
+  const segs: Segment[] = [
+    { kind: 'pause', start: 0, end: 0.18 },
+    { kind: 'word', start: 0.18, end: 0.47 },
+    { kind: 'pause', start: 0.47, end: 0.58 },
+    { kind: 'word', start: 0.58, end: 0.87 },
+    { kind: 'pause', start: 0.87, end: 1 },
+  ];
+  const params = { hmmShiftS: 0, snapReachS: 0, gapFrames: 0 };
+
   it('keeps the HMM\'s edges of a word under minStartContrast and minEndContrast over the pauses beside it, and refines a loud word of the same clip', () => {
-    // frame energies (ln power): room tone at 0; a loud word at 10 (43 dB) in frames 20-45, a soft one at 4 (17 dB) in 60-85;
-    // the HMM gives each 2 frames of the pause on either side. The clip's dynamic range (43 dB) is over minDynamicRange.
-    let seed = 5;
-    const jitter = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31 - 0.5) * 0.2;
-    const energy = Float32Array.from({ length: 100 }, (_, f) => (f >= 20 && f < 45 ? 10 : f >= 60 && f < 85 ? 4 : 0) + jitter());
-    const segs: Segment[] = [
-      { kind: 'pause', start: 0, end: 0.18 },
-      { kind: 'word', start: 0.18, end: 0.47 },
-      { kind: 'pause', start: 0.47, end: 0.58 },
-      { kind: 'word', start: 0.58, end: 0.87 },
-      { kind: 'pause', start: 0.87, end: 1 },
-    ];
-    const params = { hmmShiftS: 0, snapReachS: 0, gapFrames: 0 };
+    // the soft word at 4 (17 dB); the clip's dynamic range (43 dB) is over minDynamicRange
+    const energy = twoWords(4, 5);
     expect(dynamicRange(energy)).toBeGreaterThan(DEFAULT_REFINE.minDynamicRange);
     const [loud, soft] = refineBoundaries([{ segments: segs }], energy, 0.01, params) as [[number, number], [number, number]];
     expect(loud[0]).toBeCloseTo(0.21, 2);
@@ -423,18 +431,8 @@ describe('refinement: a pause edge moves only where its word stands out from the
   });
 
   it('refines the start of a word 22 dB over the pauses but keeps the HMM\'s end, which decays under the noise for longer (minEndContrast 26 dB)', () => {
-    // room tone at 0; a loud word at 10 (43 dB), a word at 5 (22 dB: between the start and end contrasts) in frames 60-85
-    let seed = 7;
-    const jitter = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31 - 0.5) * 0.2;
-    const energy = Float32Array.from({ length: 100 }, (_, f) => (f >= 20 && f < 45 ? 10 : f >= 60 && f < 85 ? 5 : 0) + jitter());
-    const segs: Segment[] = [
-      { kind: 'pause', start: 0, end: 0.18 },
-      { kind: 'word', start: 0.18, end: 0.47 },
-      { kind: 'pause', start: 0.47, end: 0.58 },
-      { kind: 'word', start: 0.58, end: 0.87 },
-      { kind: 'pause', start: 0.87, end: 1 },
-    ];
-    const params = { hmmShiftS: 0, snapReachS: 0, gapFrames: 0 };
+    // the softer word at 5 (22 dB: between the start and end contrasts)
+    const energy = twoWords(5, 7);
     expect(DEFAULT_REFINE.minStartContrast).toBeLessThan(5);
     expect(DEFAULT_REFINE.minEndContrast).toBeGreaterThan(5);
     const [, word] = refineBoundaries([{ segments: segs }], energy, 0.01, params) as [[number, number], [number, number]];
@@ -479,8 +477,7 @@ describe('the noise floor beside inserted digital silence (hmm and dtw)', () => 
 
   it('leaves digital silence out of the noise floor', () => {
     const digital = DIGITAL_SILENCE - 10;
-    let seed = 7;
-    const jitter = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31 - 0.5) * 0.4;
+    const jitter = jitterFrom(7, 0.4);
     // speech swings by syllable: 12 frames of vowel at 0, 6 of consonant at -6 (26 dB)
     const speech = (ms: number) => Array.from({ length: ms / 10 }, (_, i) => (i % 18 < 12 ? 0 : -6) + jitter());
     const silence = (ms: number, level: number) => Array.from({ length: ms / 10 }, () => level + (level === digital ? 0 : jitter()));
