@@ -106,7 +106,17 @@ export interface AlignOptions {
    * the sampleRate given.
    */
   sourceRate?: number;
+  /**
+   * hmm: when to decode with a second acoustic model of the language too (English wide-band
+   * audio: Debian's 16 kHz model beside the 8 kHz one) and average the two decodes' word edges.
+   * `always` (default; twice the decode, a few milliseconds on a sentence), `in-noise` (where the
+   * audio's loud frames lie under 30 dB over its noise floor; the long-recording pipeline's
+   * choice, so an hour of clean narration is decoded once) or `never`. Other aligners ignore it.
+   */
+  secondModel?: SecondModel;
 }
+
+export type SecondModel = 'always' | 'in-noise' | 'never';
 
 /** A word's timing from an aligner; `skipped`: in a skippable range the audio leaves out (no time of its own). */
 export interface AlignedWord extends WordTiming {

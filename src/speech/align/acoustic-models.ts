@@ -131,6 +131,18 @@ export function modelFor(language: string, sampleRate: number): AcousticModel | 
 }
 
 /**
+ * The model whose decode the hmm aligner averages with the first's (HmmAlignerOptions.secondModel):
+ * another installed model of the language whose features fit in the audio's band. English
+ * wide-band audio: Debian's 16 kHz model beside soundswallower's 8 kHz one. None for telephone
+ * audio, for French (one model) and for a borrowed model.
+ */
+export function secondModelFor(first: AcousticModel, language: string, sampleRate: number): AcousticModel | null {
+  const lang = primaryLanguage(language);
+  if (first.language !== lang) return null;
+  return installedAcousticModels().find((m) => m !== first && m.language === lang && m.upperHz <= sampleRate / 2) ?? null;
+}
+
+/**
  * Whether the named aligner honours skippable and repeatable ranges (AlignOptions) in this
  * language: hmm does (`auto` where it picks hmm), in a language a model of its own covers or,
  * with AlignOptions.borrowModel, one it borrows a model for; dtw does not.

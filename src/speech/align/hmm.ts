@@ -10,12 +10,12 @@ import path from 'node:path';
 import * as nativeAddon from '../../native/index.ts';
 import * as reference from '../../native/reference.ts';
 import { EspeakProcess, buildVoiceTable, voiceForLanguage, type VoiceTable } from '../tts/espeak.ts';
-import { MissingModelError, SpeechInputError, type AlignedWord, type Aligner, type AlignOptions } from '../types.ts';
+import { MissingModelError, SpeechInputError, type AlignedWord, type Aligner, type AlignOptions, type SecondModel } from '../types.ts';
 import { spokenForms } from '../spoken-forms.ts';
 import { tokenizeWords } from '../words.ts';
-import { borrowedModel, hmmLanguages, installedAcousticModels, modelFor, primaryLanguage, type AcousticModel } from './acoustic-models.ts';
+import { borrowedModel, hmmLanguages, installedAcousticModels, modelFor, primaryLanguage, secondModelFor, type AcousticModel } from './acoustic-models.ts';
 import { ipaToPhones } from './phones.ts';
-import { refineBoundaries, spectralChangeOf, type RefineParams, type Segment } from './refine.ts';
+import { dynamicRange, refineBoundaries, spectralChangeOf, type RefineParams, type Segment } from './refine.ts';
 import { soundswallowerBinary, type Scorer } from './soundswallower-wasm.ts';
 
 const RATE = 16000;
@@ -62,8 +62,10 @@ export interface HmmAlignerOptions {
   decoderConfig?: Record<string, number | string>;
   /** Give word segments the phones of the pronunciation the search chose (the bench's `ideas`). */
   phones?: boolean;
-  /** Decode with this installed acoustic model (its name, e.g. en-us-8k) whatever the audio's band (the bench's `ideas`). */
+  /** Decode with this installed acoustic model (its name, e.g. en-us-8k) whatever the audio's band (the bench's `ideas`), and with it alone. */
   model?: string;
+  /** AlignOptions.secondModel for every call, whatever the call says (the benches' comparisons). */
+  secondModel?: SecondModel;
 }
 
 /** One decode's word and pause segments, in seconds of the input. */
@@ -110,6 +112,20 @@ const TOPN = 2;
  */
 const BORROWED_SKIP_PROBABILITY = 1e-40;
 
+/**
+ * Audio whose loud frames lie less than this far over its noise floor (refine.ts dynamicRange,
+ * ln power: 30 dB) is decoded by a second model too where AlignOptions.secondModel is `in-noise`.
+ * Chosen on the tuning sets with real room tone added (README, Alignment, round 38): `always`
+ * scored best there, 30 dB kept four fifths of its gain over `never`, and clean narration, whose
+ * loud frames lie 35-55 dB over its floor, stays one decode.
+ */
+const SECOND_MODEL_UNDER = (Math.log(10) / 10) * 30;
+
+function wantsSecondModel(when: SecondModel, audio: Float32Array, native: HmmState['native']): boolean {
+  if (when !== 'in-noise') return when === 'always';
+  return dynamicRange(native.frameEnergy(audio, RATE, { frameMs: 25, hopMs: 10 })) < SECOND_MODEL_UNDER;
+}
+
 /** soundswallower's Emscripten glue re-throws from its own uncaughtException listener; keep Node's own handling. */
 export async function loadModule(scorer: Scorer): Promise<SsModule> {
   const { binary } = soundswallowerBinary(scorer);
@@ -149,7 +165,15 @@ interface HmmState {
   opts: HmmAlignerOptions;
   native: typeof nativeAddon | typeof reference;
   languages: string[];
-  ss: SsModule;
+  /**
+   * A soundswallower instance not yet given a model (the first is made up front, so that a missing
+   * package fails at creation). Each model gets an instance of its own, with its own WebAssembly
+   * heap: a second model loaded into the heap of a decoder that had aligned an hour's segments
+   * failed with "memory access out of bounds" in every run (the audiobook hour's per-sentence
+   * baseline, round 38), and loads fine into a fresh one. soundswallower's loader writes a byte
+   * past each file it copies into the heap (load_to_s3file), the likely cause.
+   */
+  spare: SsModule | null;
   loaded: Map<string, Promise<LoadedModel>>;
   espeak: { proc: EspeakProcess; table: Promise<VoiceTable> } | null;
 }
@@ -159,7 +183,7 @@ export async function createHmmAligner(opts: HmmAlignerOptions = {}): Promise<Hm
   if (!opts.useReference) nativeAddon.loadNative();
   const languages = hmmLanguages();
   if (!languages.length) throw new MissingModelError('the hmm aligner found no acoustic model (install Debian pocketsphinx-en-us, or the soundswallower npm package)');
-  const st: HmmState = { opts, native, languages, ss: await loadModule(opts.scorer ?? 'simd'), loaded: new Map(), espeak: null };
+  const st: HmmState = { opts, native, languages, spare: await loadModule(opts.scorer ?? 'simd'), loaded: new Map(), espeak: null };
   return {
     name: 'hmm',
     languages: () => languages,
@@ -184,7 +208,9 @@ async function loadModel(st: HmmState, model: AcousticModel): Promise<LoadedMode
   try {
     const featparams = path.join(tmp, 'feat_params.json');
     writeFileSync(featparams, JSON.stringify(model.featParams));
-    const decoder = new st.ss.Decoder({
+    const ss = st.spare ?? (await loadModule(st.opts.scorer ?? 'simd'));
+    st.spare = null;
+    const decoder = new ss.Decoder({
       hmm: model.dir,
       featparams,
       mdef: path.join(model.dir, 'mdef'),
@@ -439,17 +465,22 @@ async function decodeAll(st: HmmState, samples: Float32Array, sampleRate: number
   if (!model) {
     throw new SpeechInputError(`the hmm aligner has no acoustic model for language "${language}" (it has: ${st.languages.join(', ')}); use the dtw or auto aligner`);
   }
-  const m = await modelLoaded(st, model);
   const audio = sampleRate === RATE ? samples : st.native.resample(samples, sampleRate, RATE);
-  const dictWords: (string | null)[] = [];
   // a token read as the narration reads it where the spoken-form rules rewrite it ("in 1894," → "in 18 94,")
   const forms = spokenForms(text, language);
   const said = tokenizeWords(forms.text).map((t) => t.word);
-  let at = 0;
-  for (const [i, t] of tokens.entries()) {
-    const form = said.slice(at, (at += forms.counts[i]!)).join(' ');
-    dictWords.push(await pronounce(st, t.word, language, m, form !== t.word ? form : undefined));
-  }
+  /** Each token's dictionary word in one model's dictionary (null: not spoken). */
+  const wordsFor = async (m: LoadedModel) => {
+    const out: (string | null)[] = [];
+    let at = 0;
+    for (const [i, t] of tokens.entries()) {
+      const form = said.slice(at, (at += forms.counts[i]!)).join(' ');
+      out.push(await pronounce(st, t.word, language, m, form !== t.word ? form : undefined));
+    }
+    return out;
+  };
+  const m = await modelLoaded(st, model);
+  const dictWords = await wordsFor(m);
   const spoken = dictWords.filter((w): w is string => w !== null);
   // the options' token ranges as ranges of the spoken words
   let n = 0;
@@ -462,24 +493,37 @@ async function decodeAll(st: HmmState, samples: Float32Array, sampleRate: number
   const optional = asSpoken(options.skippable);
   const ranges: GrammarRanges = { optional: optional.map((r) => r.spoken), repeatable: asSpoken(options.repeatable).map((r) => r.spoken) };
   const shaped = ranges.optional.length > 0 || ranges.repeatable.length > 0;
+  const skipProbability = ownModel(m, language) ? undefined : BORROWED_SKIP_PROBABILITY;
   const skipped = dictWords.map(() => false);
   const decodes: DecodedUtterance[] = [];
+  const segmentsOf = (mm: LoadedModel, segs: AlignedSegment[], retakeSeg: boolean[], at: number): Segment[] =>
+    segs.map((s, i) => {
+      const pron = st.opts.phones && !isFiller(s.t) ? mm.decoder.lookup_word(s.t) : null;
+      // a retake's words are sound no word of the text owns: pauses to the refinement
+      return { kind: isFiller(s.t) || retakeSeg[i] ? 'pause' : 'word', start: at + s.b, end: at + s.b + s.d, ...(pron ? { phones: pron.split(' ') } : {}) };
+    });
   if (spoken.length) {
     // the offsets' decodes are averaged word by word: they must hold the same words
+    let first: boolean[] | null = null;
     for (const ms of shaped ? [0] : (st.opts.offsetsMs ?? [0])) {
       const skip = Math.round((ms / 1000) * RATE);
-      const decoded = decode(m, skip ? audio.subarray(skip) : audio, spoken, ranges, ownModel(m, language) ? undefined : BORROWED_SKIP_PROBABILITY);
+      const decoded = decode(m, skip ? audio.subarray(skip) : audio, spoken, ranges, skipProbability);
       if (!decoded) throw new SpeechInputError(`the hmm aligner found no alignment of the text to the audio (is this audio of this text, in ${language}?)`);
-      const { segs, spoken: said, retakeSeg } = decoded;
-      for (const r of optional) if (!said[r.spoken[0]]) skipped.fill(true, r.tokens[0], r.tokens[1] + 1);
-      const at = skip / RATE;
-      decodes.push({
-        segments: segs.map((s, i) => {
-          const pron = st.opts.phones && !isFiller(s.t) ? m.decoder.lookup_word(s.t) : null;
-          // a retake's words are sound no word of the text owns: pauses to the refinement
-          return { kind: isFiller(s.t) || retakeSeg[i] ? 'pause' : 'word', start: at + s.b, end: at + s.b + s.d, ...(pron ? { phones: pron.split(' ') } : {}) };
-        }),
-      });
+      first ??= decoded.spoken;
+      for (const r of optional) if (!decoded.spoken[r.spoken[0]]) skipped.fill(true, r.tokens[0], r.tokens[1] + 1);
+      decodes.push({ segments: segmentsOf(m, decoded.segs, decoded.retakeSeg, skip / RATE) });
+    }
+    const second = !st.opts.model && wantsSecondModel(st.opts.secondModel ?? options.secondModel ?? 'always', audio, st.native) ? secondModelFor(model, language, Math.min(sampleRate, options.sourceRate ?? sampleRate)) : null;
+    if (second && first) {
+      // the same words in the other model's dictionary, decoded from the same start; averaged
+      // with the first only where it reads the text the same way (the same words, the same skips)
+      const m2 = await modelLoaded(st, second);
+      const words2 = await wordsFor(m2);
+      if (words2.every((w, i) => (w === null) === (dictWords[i] === null))) {
+        const decoded = decode(m2, audio, words2.filter((w): w is string => w !== null), ranges, skipProbability);
+        // first: the refinement reads which edges border a pause from it (the wider band's pauses)
+        if (decoded && decoded.spoken.every((x, i) => x === first![i])) decodes.unshift({ segments: segmentsOf(m2, decoded.segs, decoded.retakeSeg, 0) });
+      }
     }
   }
   return { tokens: tokens.map((t) => t.word), dictWords, skipped, audio, decodes };

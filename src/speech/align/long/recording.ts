@@ -1470,7 +1470,7 @@ async function timeCutSentences(run: Run, order: number[], offsets: Map<number, 
     const joined = new Float32Array(end.length + start.length);
     joined.set(end);
     joined.set(start, end.length);
-    const options: AlignOptions = { borrowModel: true, ...bandOptions(Math.min(a.sourceRate, b.sourceRate)) };
+    const options: AlignOptions = { borrowModel: true, secondModel: 'in-noise', ...bandOptions(Math.min(a.sourceRate, b.sourceRate)) };
     let aligned: AlignedWord[];
     try {
       aligned = await opts.aligner.align(joined, RATE, opts.words.slice(c.first, c.last + 1).join(' '), opts.language, options);
@@ -1564,8 +1564,9 @@ async function timeSegment(run: Run, s: Segment): Promise<{ timed: AlignedWord[]
   if (tail) skippable.push([words.length - tail, words.length - 1]);
   const repeatable = sentences.filter(([a, b]) => s.retaken.subarray(a, b + 1).includes(1));
   try {
-    // borrowModel: a language with no acoustic model of its own is timed by a borrowed one, not dtw (README, Languages)
-    const options: AlignOptions = { borrowModel: true, ...band, ...(skippable.length || repeatable.length ? { skippable, repeatable } : {}) };
+    // borrowModel: a language with no acoustic model of its own is timed by a borrowed one, not dtw (README, Languages);
+    // secondModel: a second decode where it pays, in noise (an hour of clean narration: 40 → 54 s for 0.3 ms)
+    const options: AlignOptions = { borrowModel: true, secondModel: 'in-noise', ...band, ...(skippable.length || repeatable.length ? { skippable, repeatable } : {}) };
     const timed = inFile(await opts.aligner.align(samples, RATE, text, opts.language, options));
     // the head's search pulled the first anchor early: it took speech before the reading
     // (another prompt) for the head, and the words after it followed (Russian book, seed 29: the
