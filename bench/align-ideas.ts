@@ -536,15 +536,14 @@ if (process.argv[1] === import.meta.filename) {
     'SYNTHETIC Piper-exact, tuning': piper.filter((c) => c.part === 'tuning'),
     'SYNTHETIC Piper-exact, held-out': piper.filter((c) => c.part === 'held-out'),
   };
-  if (process.argv.includes('labellers')) {
-    const { emuAeArg, loadEmuAe } = await import('./emu-ae.ts');
-    const aeDir = emuAeArg();
-    const real = { ...sets, 'hand, noisy room': loadHandReferences('noisy').map(load), ...(aeDir ? { [EMU_AE]: loadEmuAe(aeDir) } : {}) };
-    // the real sets first, the synthetic ones after
-    const ordered = Object.fromEntries([...Object.entries(real).filter(([k]) => !k.startsWith('SYNTHETIC')), ...Object.entries(real).filter(([k]) => k.startsWith('SYNTHETIC'))]);
-    await runLabellerIdeas(ordered, Object.keys(ordered).filter((k) => !k.startsWith('SYNTHETIC')));
-  } else if (process.argv.includes('snap')) await runSnapIdeas(sets);
-  else if (process.argv.includes('models')) await runEnsembleIdeas(sets);
+  // labellers and models: every real set (the noisy room, and ae with --emu-ae), then the synthetic ones
+  const { emuAeArg, loadEmuAe } = await import('./emu-ae.ts');
+  const aeDir = emuAeArg();
+  const real = { ...sets, 'hand, noisy room': loadHandReferences('noisy').map(load), ...(aeDir ? { [EMU_AE]: loadEmuAe(aeDir) } : {}) };
+  const ordered = Object.fromEntries([...Object.entries(real).filter(([k]) => !k.startsWith('SYNTHETIC')), ...Object.entries(real).filter(([k]) => k.startsWith('SYNTHETIC'))]);
+  if (process.argv.includes('labellers')) await runLabellerIdeas(ordered, Object.keys(ordered).filter((k) => !k.startsWith('SYNTHETIC')));
+  else if (process.argv.includes('snap')) await runSnapIdeas(sets);
+  else if (process.argv.includes('models')) await runEnsembleIdeas(ordered);
   else if (process.argv.includes('gap')) await runGapIdeas(sets);
   else await runIdeas(sets);
   process.exit(0);

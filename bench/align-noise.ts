@@ -10,7 +10,9 @@
 //   - ends at 20 dB: one edge contrast for starts and ends (round 36);
 //   - no edge-contrast rule: the dynamic-range rule alone (round 36's first step);
 //   - at any noise level: pause edges always in the energy (before round 36);
-//   - HMM pause edges: never in the energy (the running-speech shift and snap only).
+//   - HMM pause edges: never in the energy (the running-speech shift and snap only);
+//   - as shipped, one model: the 8 kHz model's decode alone (round 37; since round 38 a second
+//     model's decode is averaged in on wide-band English, AlignOptions.secondModel).
 // The labels do not move with the noise, so each row is scored against the clean clip's labels.
 // The noise's offset in its loop is fixed per clip and level: every run adds the same noise.
 // Run: node --import tsx bench/align-noise.ts [quick]   (needs the Piper set made by bench/align-accuracy.bench.ts)
@@ -48,32 +50,36 @@ const variants: [string, Partial<RefineParams>][] = [
   ['HMM pause edges', { starts: false, ends: false, gapFrames: 0 }],
 ];
 const levels: (number | null)[] = [null, 20, 15, 10, 5];
-const hmm = await createHmmAligner();
+const hmm = await createHmmAligner({ secondModel: 'always' });
+const hmmOne = await createHmmAligner({ secondModel: 'never' });
 const sets = [...new Set(clean.map((c) => c.set))];
 const ms = (x: number) => (1000 * x).toFixed(1);
 console.log(`room tone: ${(noise.samples.length / RATE).toFixed(1)} s; ${clean.length} clips per level; MAE starts/ends (ms) against the clean clips' labels`);
-console.log(`${'variant'.padEnd(30)}${sets.map((s) => s.padEnd(20)).join('')}`);
+console.log(`${'variant'.padEnd(34)}${sets.map((s) => s.padEnd(20)).join('')}`);
 for (const level of levels) {
   const items = [];
   const ranges: number[] = [];
   for (const [i, c] of clean.entries()) {
     const audio = level === null ? c.audio : withRoomTone(c.audio, level, 7919 * (i + 1) + 104729 * level);
     const d = await hmm.decodeAll(audio, RATE, c.ref.text, 'en-US');
+    const d1 = await hmmOne.decodeAll(audio, RATE, c.ref.text, 'en-US');
     const energy = native.frameEnergy(audio, RATE, { frameMs: 25, hopMs: 10 });
     ranges.push((10 * dynamicRange(energy)) / Math.LN10);
-    items.push({ c, d: { ...d, audio, skipped: d.tokens.map(() => false) } as Decoded, energy, change: spectralChangeOf(audio, RATE, native.melSpectrogram) });
+    const asDecoded = (x: typeof d) => ({ ...x, audio, skipped: x.tokens.map(() => false) }) as Decoded;
+    items.push({ c, d: asDecoded(d), d1: asDecoded(d1), energy, change: spectralChangeOf(audio, RATE, native.melSpectrogram) });
   }
   ranges.sort((a, b) => a - b);
   console.log(`\nroom tone ${level === null ? 'none (the clean clips)' : `${level} dB under the speech's loud frames`}: dynamic range ${ranges[0]!.toFixed(0)}-${ranges.at(-1)!.toFixed(0)} dB, median ${ranges[ranges.length >> 1]!.toFixed(0)} dB`);
-  for (const [name, params] of variants) {
+  for (const [name, params, oneModel] of [...variants, ['as shipped, one model (round 37)', {}, true] as const]) {
     const scores = new Map<string, Score>(sets.map((s) => [s, emptyScore()]));
-    for (const it of items) {
+    for (const item of items) {
+      const it = { ...item, d: oneModel ? item.d1 : item.d };
       const words = it.d.decodes.length ? wordTimings(it.d, refineBoundaries(it.d.decodes, it.energy, 0.01, params, it.change)) : it.d.tokens.map((word) => ({ word, start: 0, end: 0 }));
       scoreAgainst(words, it.c.ref, scores.get(it.c.set));
     }
     const cells = sets.map((s) => { const sc = scores.get(s)!; return `${ms(sc.absStart / sc.nStart)}/${ms(sc.absEnd / sc.nEnd)}`.padEnd(20); });
-    console.log(`${name.padEnd(30)}${cells.join('')}`);
+    console.log(`${name.padEnd(34)}${cells.join('')}`);
   }
 }
-await hmm.close();
+await Promise.all([hmm.close(), hmmOne.close()]);
 process.exit(0); // the shared eSpeak helper used for the Piper set would keep the process alive
