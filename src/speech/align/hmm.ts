@@ -121,10 +121,14 @@ const BORROWED_SKIP_PROBABILITY = 1e-40;
  */
 const SECOND_MODEL_UNDER = (Math.log(10) / 10) * 30;
 
-function wantsSecondModel(when: SecondModel, audio: Float32Array, native: HmmState['native']): boolean {
+/** Whether to decode with the second model too; `energy`: the audio's frame energies (computed only for `in-noise`). */
+function wantsSecondModel(when: SecondModel, energy: () => Float32Array): boolean {
   if (when !== 'in-noise') return when === 'always';
-  return dynamicRange(native.frameEnergy(audio, RATE, { frameMs: 25, hopMs: 10 })) < SECOND_MODEL_UNDER;
+  return dynamicRange(energy()) < SECOND_MODEL_UNDER;
 }
+
+/** Frame energies as the refinement reads them: 25 ms frames every HOP_S. */
+const frameEnergyOf = (native: HmmState['native'], audio: Float32Array) => native.frameEnergy(audio, RATE, { frameMs: 25, hopMs: HOP_S * 1000 });
 
 /** soundswallower's Emscripten glue re-throws from its own uncaughtException listener; keep Node's own handling. */
 export async function loadModule(scorer: Scorer): Promise<SsModule> {
@@ -461,7 +465,9 @@ export function readingOf(words: string[], ranges: GrammarRanges, heard: string[
 async function decodeAll(st: HmmState, samples: Float32Array, sampleRate: number, text: string, language: string, options: AlignOptions = {}): Promise<Decoded> {
   const tokens = tokenizeWords(text);
   if (tokens.length && samples.length === 0) throw new SpeechInputError('cannot align text to empty audio');
-  const model = st.opts.model ? (installedAcousticModels().find((m) => m.name === st.opts.model) ?? null) : (modelFor(language, Math.min(sampleRate, options.sourceRate ?? sampleRate)) ?? (options.borrowModel ? borrowedModel() : null));
+  // the band the audio carries: its recording's rate where it was resampled up (AlignOptions.sourceRate)
+  const band = Math.min(sampleRate, options.sourceRate ?? sampleRate);
+  const model = st.opts.model ? (installedAcousticModels().find((m) => m.name === st.opts.model) ?? null) : (modelFor(language, band) ?? (options.borrowModel ? borrowedModel() : null));
   if (!model) {
     throw new SpeechInputError(`the hmm aligner has no acoustic model for language "${language}" (it has: ${st.languages.join(', ')}); use the dtw or auto aligner`);
   }
@@ -496,6 +502,7 @@ async function decodeAll(st: HmmState, samples: Float32Array, sampleRate: number
   const skipProbability = ownModel(m, language) ? undefined : BORROWED_SKIP_PROBABILITY;
   const skipped = dictWords.map(() => false);
   const decodes: DecodedUtterance[] = [];
+  let energy: Float32Array | undefined;
   const segmentsOf = (mm: LoadedModel, segs: AlignedSegment[], retakeSeg: boolean[], at: number): Segment[] =>
     segs.map((s, i) => {
       const pron = st.opts.phones && !isFiller(s.t) ? mm.decoder.lookup_word(s.t) : null;
@@ -513,8 +520,8 @@ async function decodeAll(st: HmmState, samples: Float32Array, sampleRate: number
       for (const r of optional) if (!decoded.spoken[r.spoken[0]]) skipped.fill(true, r.tokens[0], r.tokens[1] + 1);
       decodes.push({ segments: segmentsOf(m, decoded.segs, decoded.retakeSeg, skip / RATE) });
     }
-    const second = !st.opts.model && wantsSecondModel(st.opts.secondModel ?? options.secondModel ?? 'always', audio, st.native) ? secondModelFor(model, language, Math.min(sampleRate, options.sourceRate ?? sampleRate)) : null;
-    if (second && first) {
+    const second = st.opts.model ? null : secondModelFor(model, language, band);
+    if (second && first && wantsSecondModel(st.opts.secondModel ?? options.secondModel ?? 'always', () => (energy ??= frameEnergyOf(st.native, audio)))) {
       // the same words in the other model's dictionary, decoded from the same start; averaged
       // with the first only where it reads the text the same way (the same words, the same skips)
       const m2 = await modelLoaded(st, second);
@@ -526,7 +533,7 @@ async function decodeAll(st: HmmState, samples: Float32Array, sampleRate: number
       }
     }
   }
-  return { tokens: tokens.map((t) => t.word), dictWords, skipped, audio, decodes };
+  return { tokens: tokens.map((t) => t.word), dictWords, skipped, audio, decodes, ...(energy ? { energy } : {}) };
 }
 
 /** The decodes' word edges, refined in the signal (or raw), as a timing for every token. */
@@ -534,7 +541,7 @@ function timeWords(st: HmmState, d: Decoded): AlignedWord[] {
   if (!d.tokens.length) return [];
   if (!d.decodes.length) return d.tokens.map((word) => ({ word, start: 0, end: 0 }));
   if (st.opts.raw) return wordTimings(d, rawSpans(d.decodes));
-  const energy = st.native.frameEnergy(d.audio, RATE, { frameMs: 25, hopMs: 10 });
+  const energy = d.energy ?? frameEnergyOf(st.native, d.audio);
   const change = spectralChangeOf(d.audio, RATE, st.native.melSpectrogram);
   const spans = refineBoundaries(d.decodes, energy, HOP_S, st.opts.refine, change);
   return wordTimings(d, spans);
@@ -549,6 +556,8 @@ export interface Decoded {
   /** The audio at 16 kHz. */
   audio: Float32Array;
   decodes: DecodedUtterance[];
+  /** The audio's frame energies, where choosing whether to decode twice needed them (the refinement reuses them). */
+  energy?: Float32Array;
 }
 
 /** The model's word edges as they are, averaged over the decodes. */

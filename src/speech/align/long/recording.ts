@@ -94,6 +94,12 @@ const ANCHOR_AGREE = 1.5;
  * Segments handed to the per-segment aligner are cut at anchors once they pass this length. Why 30 s: in the hour bench (auto, 2 threads, load ~2) 300 s segments took 69.8 s wall / 128 s CPU / 563 MiB at 34.2 ms MAE; 120 s 55.4 s / 99.5 s / 406 MiB / 25.1 ms; 60 s 69.1 s / 85.7 s / 334 MiB / 29.5 ms; 30 s 43.8 s / 77.2 s / 388 MiB / 25.5 ms; 15 s 44.5 s / 78.6 s / 390 MiB / 23.9 ms. A long HMM search keeps more paths alive, and the cuts at anchors (two consecutive words heard as the book has them) keep a stretch the recogniser got right from pulling its neighbours.
  */
 const SEGMENT_SECONDS = 30;
+/**
+ * What every per-segment alignment asks of the aligner. borrowModel: a language with no acoustic
+ * model of its own is timed by a borrowed one, not dtw (README, Languages). secondModel: a second
+ * decode only where it pays, in noise (on an hour of clean narration it cost 40 → 54 s for 0.3 ms).
+ */
+const SEGMENT_ALIGN: AlignOptions = { borrowModel: true, secondModel: 'in-noise' };
 /** Audio kept around a region's first and last heard word for the aligner. */
 const PAD = 0.35;
 /**
@@ -1470,7 +1476,7 @@ async function timeCutSentences(run: Run, order: number[], offsets: Map<number, 
     const joined = new Float32Array(end.length + start.length);
     joined.set(end);
     joined.set(start, end.length);
-    const options: AlignOptions = { borrowModel: true, secondModel: 'in-noise', ...bandOptions(Math.min(a.sourceRate, b.sourceRate)) };
+    const options: AlignOptions = { ...SEGMENT_ALIGN, ...bandOptions(Math.min(a.sourceRate, b.sourceRate)) };
     let aligned: AlignedWord[];
     try {
       aligned = await opts.aligner.align(joined, RATE, opts.words.slice(c.first, c.last + 1).join(' '), opts.language, options);
@@ -1564,9 +1570,7 @@ async function timeSegment(run: Run, s: Segment): Promise<{ timed: AlignedWord[]
   if (tail) skippable.push([words.length - tail, words.length - 1]);
   const repeatable = sentences.filter(([a, b]) => s.retaken.subarray(a, b + 1).includes(1));
   try {
-    // borrowModel: a language with no acoustic model of its own is timed by a borrowed one, not dtw (README, Languages);
-    // secondModel: a second decode where it pays, in noise (an hour of clean narration: 40 → 54 s for 0.3 ms)
-    const options: AlignOptions = { borrowModel: true, secondModel: 'in-noise', ...band, ...(skippable.length || repeatable.length ? { skippable, repeatable } : {}) };
+    const options: AlignOptions = { ...SEGMENT_ALIGN, ...band, ...(skippable.length || repeatable.length ? { skippable, repeatable } : {}) };
     const timed = inFile(await opts.aligner.align(samples, RATE, text, opts.language, options));
     // the head's search pulled the first anchor early: it took speech before the reading
     // (another prompt) for the head, and the words after it followed (Russian book, seed 29: the
