@@ -1,5 +1,8 @@
 // ffmpeg / ffprobe as child processes (Debian's packages, or LECTERN_FFMPEG / LECTERN_FFPROBE).
 import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { LecternError } from '../core/errors.ts';
 import { toolPaths } from './tools.ts';
 
@@ -131,8 +134,26 @@ export async function ffprobe(file: string): Promise<ProbeResult> {
   };
 }
 
+/**
+ * Whether bytes are an ISO base media file (MP4, M4A, M4B, MOV: an "ftyp" box first). ffmpeg
+ * cannot read one from a pipe when its index (the "moov" box) follows the media, as ffmpeg's
+ * own and most encoders' M4A files have it: it reads no samples and exits as if all went well.
+ */
+const isIsoMedia = (b: Buffer) => b.length >= 8 && b.toString('latin1', 4, 8) === 'ftyp';
+
 /** Decodes any audio ffmpeg understands to mono float PCM at `sampleRate`. */
 export async function decodeAudio(input: string | Buffer, sampleRate = 16000, signal?: AbortSignal): Promise<Float32Array> {
+  if (typeof input !== 'string' && isIsoMedia(input)) {
+    // from a file ffmpeg can seek in to the index, wherever it lies
+    const dir = await mkdtemp(path.join(tmpdir(), 'lectern-decode-'));
+    try {
+      const file = path.join(dir, 'audio.m4a');
+      await writeFile(file, input);
+      return await decodeAudio(file, sampleRate, signal);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
   const src = typeof input === 'string' ? input : 'pipe:0';
   const { stdout } = await ffmpeg(['-i', src, '-ac', '1', '-ar', String(sampleRate), '-f', 'f32le', 'pipe:1'], {
     input: typeof input === 'string' ? undefined : input,
