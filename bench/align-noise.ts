@@ -11,6 +11,8 @@
 //   - no edge-contrast rule: the dynamic-range rule alone (round 36's first step);
 //   - at any noise level: pause edges always in the energy (before round 36);
 //   - HMM pause edges: never in the energy (the running-speech shift and snap only);
+//   - means everywhere: the two models' edges averaged even where they lie over 100 ms apart
+//     (round 38; since round 39 the 16 kHz model's edge is taken there, refine.ts maxSpreadS);
 //   - as shipped, one model: the 8 kHz model's decode alone (round 37; since round 38 a second
 //     model's decode is averaged in on wide-band English, AlignOptions.secondModel).
 // The labels do not move with the noise, so each row is scored against the clean clip's labels.
@@ -48,6 +50,7 @@ const variants: [string, Partial<RefineParams>][] = [
   ['no edge-contrast rule', { minStartContrast: 0, minEndContrast: 0 }],
   ['refined at any noise level', { minDynamicRange: 0, minStartContrast: 0, minEndContrast: 0 }],
   ['HMM pause edges', { starts: false, ends: false, gapFrames: 0 }],
+  ['means everywhere (round 38)', { maxSpreadS: 0 }],
 ];
 const levels: (number | null)[] = [null, 20, 15, 10, 5];
 const hmm = await createHmmAligner({ secondModel: 'always' });

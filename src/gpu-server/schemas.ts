@@ -30,7 +30,7 @@ export const AlignBody = Type.Object({
   audio: File({ description: 'Speech in any format ffmpeg decodes' }),
   text: Type.String({ description: 'The text spoken in the audio' }),
   language: OptionalText({ description: 'BCP-47 code (default en-US)' }),
-  provider: OptionalText({ description: 'Aligner: auto, hmm, dtw or ctc (default: the server\'s --aligner). hmm on English audio of 16 kHz or more decodes it with both English acoustic models and averages their word edges' }),
+  provider: OptionalText({ description: 'Aligner: auto, hmm, dtw or ctc (default: the server\'s --aligner). hmm on English audio of 16 kHz or more decodes it with both English acoustic models and averages their word edges where they agree (within 100 ms; past that, the 16 kHz model\'s edge)' }),
 });
 export type AlignBody = Static<typeof AlignBody>;
 
