@@ -523,7 +523,8 @@ async function decodeAll(st: HmmState, samples: Float32Array, sampleRate: number
     const second = st.opts.model ? null : secondModelFor(model, language, band);
     if (second && first && wantsSecondModel(st.opts.secondModel ?? options.secondModel ?? 'always', () => (energy ??= frameEnergyOf(st.native, audio)))) {
       // the same words in the other model's dictionary, decoded from the same start; averaged
-      // with the first only where it reads the text the same way (the same words, the same skips)
+      // with the first only where it reads the text the same way (the same words, the same skips),
+      // and edge by edge only where the two agree (refine.ts maxSpreadS)
       const m2 = await modelLoaded(st, second);
       const words2 = await wordsFor(m2);
       if (words2.every((w, i) => (w === null) === (dictWords[i] === null))) {

@@ -160,8 +160,8 @@ export function spectralChangeOf(samples: Float32Array, sampleRate: number, mel:
  * for round 36's setting (on ae); grid shift 0-17.5 ms × offset none/0/2.5/5 ms × reach 10-20 ms,
  * where a 15 ms reach with a 7.5 ms shift came 0.2 ms lower (3.25) and costs the synthetic set
  * 1.3 ms more: the reach was kept.
- * Round 39: maxSpreadS 100 ms, over 50-150 ms on the hand sets as WAV and through six codecs
- * (bench/align-codecs.bench.ts) and with room tone (bench/align-noise.ts): no clean set moves
+ * Round 39: maxSpreadS 100 ms, over 50-150 ms on the hand sets as WAV and through the lossy
+ * codecs of bench/align-codecs.bench.ts and with room tone (bench/align-noise.ts): no clean set moves
  * at 80 ms or more (ae, Piper, hand), the noisy room gains at every value (WAV 28.7/24.2 →
  * 26.8/22.3 ms, 32 kb/s Opus 45.8/38.5 → 28.7/22.6); 80 ms gained 0.6/1.2 ms more on the noisy
  * room, the one clip it mostly moves, and 100 ms was taken as less fitted to it.
@@ -239,8 +239,9 @@ export function dynamicRange(energy: Float32Array): number {
 
 /**
  * [start, end] in seconds for each word, in order. `decodes` are alignments of the same
- * words (the audio decoded from slightly different starts): their word edges are averaged;
- * which edges border a pause is read from the first.
+ * words (two acoustic models' decodes, or one model's from slightly different starts): their
+ * word edges are averaged, or the first's taken where they lie over maxSpreadS apart; which
+ * edges border a pause is read from the first.
  */
 export function refineBoundaries(decodes: { segments: Segment[] }[], energy: Float32Array, hopS: number, params: Partial<RefineParams> = {}, change?: SpectralChange): [number, number][] {
   const p = { ...DEFAULT_REFINE, ...params };
