@@ -360,7 +360,7 @@ describe('refinement: a boundary between two joined words moves to the spectral 
 
 describe('refinement in a noisy room: pause edges stay where the HMM put them', () => {
   it("times PolyglotDB's room recording (loud frames 17 dB over the floor) within 40 ms, where the signal's edges cut words short", async () => {
-    // measured 28.7/24.2 ms starts/ends with the second model's decode (round 38), 31.6/30.9 without it (34.8/32.9 before round 37's
+    // measured 26.8/22.3 ms starts/ends with the second model's decode (round 39; 28.7/24.2 with round 38's means everywhere), 31.6/30.9 without it (34.8/32.9 before round 37's
     // running-speech shift); refined in the energy as a clean clip is: 46.4/68.6
     // (word ends up to 0.35 s early: the 10 dB threshold lies high on every decay)
     const ref = loadHandReferences('noisy').find((r) => r.audio === 'polyglotdb-acoustic-corpus.wav')!;
@@ -430,7 +430,7 @@ describe('hmm aligner: a second acoustic model decodes too, and the two decodes 
   }, 60_000);
 
   it("brings the noisy room's word edges closer to the hand labels than the 8 kHz model alone", async () => {
-    // measured 28.7/24.2 ms starts/ends against 31.6/30.9 (round 38); the ends gain most (pause edges stay the HMM's in this room)
+    // measured 26.8/22.3 ms starts/ends against 31.6/30.9 (round 39; round 38's means 28.7/24.2); the ends gain most (pause edges stay the HMM's in this room)
     const ref = loadHandReferences('noisy').find((r) => r.audio === 'polyglotdb-acoustic-corpus.wav')!;
     const { samples, sampleRate } = loadWav(ref.audio);
     const two = scoreAgainst(await hmm.align(samples, sampleRate, ref.text, 'en-US'), ref);
