@@ -1,6 +1,9 @@
 // Closing the GPU server's thread pool with a task still running: the task ends first, so no
 // thread is terminated inside a native call (a fork of CI once aborted with "terminate called
-// after throwing an instance of 'Napi::Error'" while a pool went away).
+// after throwing an instance of 'Napi::Error'" while a pool went away). And the pool's worker
+// file is one piscina can require() as CommonJS (a fork of CI once aborted in Node's require()
+// of the ES entry it had before: "v8::Module::IsGraphAsync must be used on an instantiated module").
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -21,4 +24,13 @@ describe('GPU server thread pool: close', () => {
     expect(words.words.length).toBe(text.split(/\s+/).length);
     await closed;
   }, 60_000);
+
+  it("gives piscina a CommonJS worker file: require() returns the task handler without loading an ES module synchronously", async () => {
+    const file = path.join(import.meta.dirname, '..', 'src', 'gpu-server', 'pool-thread-bootstrap.cjs');
+    const source = readFileSync(path.join(import.meta.dirname, '..', 'src', 'gpu-server', 'thread-pool.ts'), 'utf8');
+    expect(source).toContain("new URL('./pool-thread-bootstrap.cjs', import.meta.url)");
+    // in a process of its own: requiring it starts the import of the pool's ES entry (tsx, the handler)
+    const out = execFileSync(process.execPath, ['-e', `process.stdout.write(typeof require(${JSON.stringify(file)})); process.exit(0)`], { encoding: 'utf8' });
+    expect(out).toBe('function');
+  });
 });

@@ -38,7 +38,7 @@ export class SpeechPool {
     this.size = opts.workers;
     this.maxQueue = opts.maxQueue;
     this.piscina = new Piscina({
-      filename: new URL('./pool-thread-bootstrap.mjs', import.meta.url).href,
+      filename: new URL('./pool-thread-bootstrap.cjs', import.meta.url).href,
       minThreads: opts.workers,
       maxThreads: opts.workers,
       idleTimeout: 2 ** 31 - 1, // engines live in the workers: never retire one
