@@ -58,7 +58,11 @@ export interface HmmAlignerOptions {
   frate?: number;
   /** Decode the audio started this many ms later too, and average the boundaries (quantisation). */
   offsetsMs?: number[];
-  /** Extra PocketSphinx settings for the decoder (the bench's `ideas`: silprob, fillprob, pip …). */
+  /**
+   * Extra PocketSphinx search settings for the decoder (the bench's `ideas`: silprob, fillprob, pip …).
+   * Front-end settings (remove_noise, cmn …) come from the model's featParams, which soundswallower
+   * reads after these: set there, they have no effect.
+   */
   decoderConfig?: Record<string, number | string>;
   /** Give word segments the phones of the pronunciation the search chose (the bench's `ideas`). */
   phones?: boolean;
