@@ -11,12 +11,10 @@
 //   - the 16 kHz model alone, refined the same way.
 // MAE of starts/ends in ms against the clip's labels.
 // Run: node --import tsx bench/align-codecs.bench.ts [quick] [--emu-ae DIR]
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { decodeAudio } from '../src/media/ffmpeg.ts';
-import { toolPaths } from '../src/media/tools.ts';
+import { decodeAudio, ffmpeg } from '../src/media/ffmpeg.ts';
 import { createHmmAligner } from '../src/speech/align/hmm.ts';
 import { emptyScore, loadHandReferences, scoreAgainst, type HandReference } from '../test/fixtures/alignment/hand/references.ts';
 import { emuAeArg, loadEmuAe } from './emu-ae.ts';
@@ -60,7 +58,7 @@ try {
       const scores = aligners.map(() => emptyScore());
       for (const [i, clip] of clips.entries()) {
         const file = path.join(tmp, `${i}.${ext}`);
-        execFileSync(toolPaths().ffmpeg, ['-y', '-v', 'error', '-i', clip.file ?? path.join(speechDir, clip.audio), ...args, file]);
+        await ffmpeg(['-y', '-i', clip.file ?? path.join(speechDir, clip.audio), ...args, file]);
         const samples = await decodeAudio(file, 16000);
         for (const [k, [, a]] of aligners.entries()) scoreAgainst(await a.align(samples, 16000, clip.text, 'en-US'), clip, scores[k]);
       }
