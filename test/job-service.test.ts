@@ -87,6 +87,30 @@ describe('create', () => {
     expect(await stores.queue.remove(job.worker_task_id!)).toBe(true);
   });
 
+  it('answers with the record as created even where a worker claims the task before its id is stored', async () => {
+    const doc = await markdown('alice');
+    // A worker that wins the race: it takes the job to running inside enqueue, before the
+    // service stores the task id (what a fast distributed worker does now and then).
+    const fastWorker: Stores = {
+      ...stores,
+      close: () => stores.close(),
+      queue: Object.assign(Object.create(stores.queue) as Stores['queue'], {
+        enqueue: async (jobId: string) => {
+          const task = await stores.queue.enqueue(jobId);
+          expect(await stores.jobs.transition(jobId, ['pending'], { status: 'running', started_at: new Date().toISOString() })).not.toBeNull();
+          return task;
+        },
+      }),
+    };
+    const job = await new JobService(fastWorker, storage, log).create(audioJob(doc.id), as(alice));
+    expect(job.status).toBe('pending');
+    expect(job.worker_task_id).toBeTruthy();
+    const now = await service().get(job.id, alice);
+    expect([now.status, now.worker_task_id]).toEqual(['running', job.worker_task_id]);
+    expect(await stores.queue.remove(job.worker_task_id!)).toBe(true);
+    await stores.jobs.updateJob(job.id, { status: 'failed', error: 'test over', finished_at: new Date().toISOString() });
+  });
+
   it.each([
     ['an upload id that does not exist', () => audioJob('00000000-0000-4000-8000-000000000000'), 'NOT_FOUND', 404, /uploaded_file_id: upload 00000000-0000-4000-8000-000000000000 not found/],
     ['an id that is not an id', () => audioJob('../etc/passwd'), 'NOT_FOUND', 404, /uploaded_file_id: upload \.\.\/etc\/passwd not found/],

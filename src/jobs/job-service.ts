@@ -139,10 +139,13 @@ export class JobService {
       throw conflict('an upload of this job changed while the job was created; try again');
     }
     let job = created;
-    // 5. Dispatch with the job id as a string; 6. store the task id.
+    // 5. Dispatch with the job id as a string; 6. store the task id. The answer is the record as
+    // created (pending, the spec's state after POST) with its task id: a worker may claim the task
+    // before the id is stored, and the answer must not depend on who wins that race.
     try {
       const taskId = await this.stores.queue.enqueue(String(id));
-      job = (await this.stores.jobs.updateJob(id, { worker_task_id: taskId })) ?? job;
+      const stored = await this.stores.jobs.updateJob(id, { worker_task_id: taskId });
+      if (stored) job = { ...created, worker_task_id: taskId };
     } catch (err) {
       // A job nobody will ever run must not sit in `pending`.
       await this.stores.jobs.updateJob(id, { status: 'failed', error: 'could not dispatch the job to the queue', finished_at: new Date().toISOString() });
