@@ -26,6 +26,7 @@ import { pathToFileURL } from 'node:url';
 import { decodeWav } from '../src/media/wav.ts';
 import { createDtwAligner } from '../src/speech/align/dtw.ts';
 import { createHmmAligner } from '../src/speech/align/hmm.ts';
+import { DIGITAL_SILENCE_LOCATE } from '../src/speech/align/refine.ts';
 import type { WordTiming } from '../src/speech/types.ts';
 import { tokenizeWords } from '../src/speech/words.ts';
 import { emuAeArg, loadEmuAe } from './emu-ae.ts';
@@ -119,6 +120,8 @@ async function echogarden(): Promise<((clip: Clip) => Promise<WordTiming[]>) | n
 }
 
 const hmm = await createHmmAligner();
+// round 40: digital silence under -90 dBFS and the energy read without its DC offset; before, -80 dBFS and the offset in
+const hmmRound39 = await createHmmAligner({ refine: { digitalSilence: DIGITAL_SILENCE_LOCATE, dcCutoffHz: 0 } });
 // the plain forced alignment: one model's decode, as it is
 const hmmRaw = await createHmmAligner({ raw: true, secondModel: 'never' });
 // round 39: where the two models' edges lie over 100 ms apart, the 16 kHz model's; before, their mean everywhere
@@ -140,6 +143,7 @@ const allAligners: [string, (c: Clip) => Promise<WordTiming[]>][] = [
   ['lectern hmm', (c) => hmm.align(c.samples, c.sampleRate, c.text, 'en-US')],
   ['hmm, no refinement', (c) => hmmRaw.align(c.samples, c.sampleRate, c.text, 'en-US')],
   ['hmm, refined at any noise level', (c) => hmmAnyRange.align(c.samples, c.sampleRate, c.text, 'en-US')],
+  ['hmm as in round 39 (DC in; -80 dBFS)', (c) => hmmRound39.align(c.samples, c.sampleRate, c.text, 'en-US')],
   ['hmm as in round 38 (means only)', (c) => hmmRound38.align(c.samples, c.sampleRate, c.text, 'en-US')],
   ['hmm as in round 37 (one model)', (c) => hmmRound37.align(c.samples, c.sampleRate, c.text, 'en-US')],
   ['hmm as in round 36', (c) => hmmRound36.align(c.samples, c.sampleRate, c.text, 'en-US')],

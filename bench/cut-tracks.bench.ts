@@ -44,7 +44,8 @@ try {
       if (w) timed++;
       const bad = !w || w.file !== t.file || Math.abs(w.start - t.start) > OFF || Math.abs(w.end - t.end) > OFF;
       if (!bad) return;
-      wrong.push(`${words[i]}${!w ? ' untimed' : `@${w.file}:${w.start.toFixed(2)}(${t.file}:${t.start.toFixed(2)})`}`);
+      // file:start-end as timed (and as the reference has it)
+      wrong.push(`${words[i]}${!w ? ' untimed' : `@${w.file}:${w.start.toFixed(2)}-${w.end.toFixed(2)}(${t.file}:${t.start.toFixed(2)}-${t.end.toFixed(2)})`}`);
       // the words either side of the cut
       if (Math.abs(i - cutWord + 0.5) <= 1.5) total.cutWrong++;
     });

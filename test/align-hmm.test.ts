@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAligner, autoAlignerFor, type ClosableAligner } from '../src/speech/align/aligners.ts';
 import { installedAcousticModels, modelFor } from '../src/speech/align/acoustic-models.ts';
-import { DEFAULT_REFINE, DIGITAL_SILENCE, dynamicRange, noiseFloor, refineBoundaries, spectralChangeOf, type Segment } from '../src/speech/align/refine.ts';
+import { DEFAULT_REFINE, DIGITAL_SILENCE, DIGITAL_SILENCE_LOCATE, dynamicRange, noiseFloor, refineBoundaries, spectralChangeOf, withoutDc, type Segment } from '../src/speech/align/refine.ts';
 import * as native from '../src/native/index.ts';
 import { ipaToPhones } from '../src/speech/align/phones.ts';
 import { createHmmAligner, readingOf, textGrammar } from '../src/speech/align/hmm.ts';
@@ -530,7 +530,7 @@ describe('refinement: a pause edge moves only where its word stands out from the
   });
 });
 
-describe('the noise floor beside inserted digital silence (hmm and dtw)', () => {
+describe('the noise floor: inserted digital silence, quiet recordings, a DC offset (hmm and dtw)', () => {
   // jfk's pauses hold crowd noise 30 dB under his voice; with the floor at the digital silence
   // they counted as sound. Measured plain / padded: hmm 9.0 / 9.0 ms (51.5 padded before),
   // dtw 16.5 / 16.5 ms (232.8 padded before)
@@ -561,6 +561,59 @@ describe('the noise floor beside inserted digital silence (hmm and dtw)', () => 
     }, 60_000);
   }
 
+  // A recording made at a low level: the hand tuning clips' rooms lie 48-56 dB under their peaks,
+  // so at a -30 dBFS peak they lie at -78 to -86 dBFS. Under the line at -80 dBFS (before round
+  // 40) their pauses counted as digital silence and edges moved up to 100 ms (cards-002, -004).
+  // (dtw keeps the -80 dBFS line with the locate phase: refine.ts DIGITAL_SILENCE_LOCATE.)
+  it("hmm gives a quiet recording (peaks at -30 dBFS, 16-bit) the word times it gives at the clip's own level", async () => {
+    const aligner = await createAligner('hmm', opts);
+    try {
+      for (const clip of ['cards-002.wav', 'cards-004.wav']) {
+        const ref = loadHandReferences().find((r) => r.audio === clip)!;
+        const { samples, sampleRate } = loadWav(clip);
+        const peak = samples.reduce((m, v) => Math.max(m, Math.abs(v)), 0);
+        const gain = 10 ** (-30 / 20) / peak;
+        const quiet = samples.map((v) => Math.round(v * gain * 32767) / 32768); // as a 16-bit file holds it
+        const own = await aligner.align(samples, sampleRate, ref.text, 'en-US');
+        const low = await aligner.align(quiet, sampleRate, ref.text, 'en-US');
+        const moved = Math.max(...own.flatMap((w, i) => [Math.abs(w.start - low[i]!.start), Math.abs(w.end - low[i]!.end)]));
+        expect(moved, clip).toBeLessThanOrEqual(0.02);
+      }
+    } finally {
+      await aligner.close();
+    }
+  }, 60_000);
+
+  // A DC offset adds to every frame's energy: at 1 % of full scale (-40 dBFS) it lay over the
+  // hand clips' rooms (-48 to -62 dBFS), the floor became the offset, and before round 40 ends
+  // moved by up to 100 ms. emuR's ae clips carry one at -55 dBFS, two LibriVox clips at -42.
+  it('hmm gives a recording with a DC offset (1 % of full scale) the word times it gives without one', async () => {
+    const aligner = await createAligner('hmm', opts);
+    try {
+      for (const clip of ['cards-003.wav', 'cards-004.wav']) {
+        const ref = loadHandReferences().find((r) => r.audio === clip)!;
+        const { samples, sampleRate } = loadWav(clip);
+        const own = await aligner.align(samples, sampleRate, ref.text, 'en-US');
+        const offset = await aligner.align(samples.map((v) => v + 0.01), sampleRate, ref.text, 'en-US');
+        const moved = Math.max(...own.flatMap((w, i) => [Math.abs(w.start - offset[i]!.start), Math.abs(w.end - offset[i]!.end)]));
+        expect(moved, clip).toBeLessThanOrEqual(0.02);
+      }
+    } finally {
+      await aligner.close();
+    }
+  }, 60_000);
+
+  it('withoutDc takes out an offset and keeps speech-band sound as it is', () => {
+    const rate = 16000;
+    const tone = Float32Array.from({ length: rate }, (_, i) => 0.5 * Math.sin((2 * Math.PI * 200 * i) / rate));
+    const out = withoutDc(tone.map((v) => v + 0.25), rate);
+    const tail = out.subarray(rate / 2); // after the filter's start (its time constant is 8 ms)
+    const mean = tail.reduce((a, v) => a + v, 0) / tail.length;
+    const rms = (x: Float32Array) => Math.sqrt(x.reduce((a, v) => a + v * v, 0) / x.length);
+    expect(Math.abs(mean)).toBeLessThan(1e-3);
+    expect(rms(tail) / rms(tone.subarray(rate / 2))).toBeCloseTo(1, 2);
+  });
+
   it('leaves digital silence out of the noise floor', () => {
     const digital = DIGITAL_SILENCE - 10;
     const jitter = jitterFrom(7, 0.4);
@@ -575,6 +628,13 @@ describe('the noise floor beside inserted digital silence (hmm and dtw)', () => 
     expect(floor(speech(4000))).toBeCloseTo(-6, 0);
     // no digital silence: the 5th percentile as before; almost nothing but digital silence: that
     expect(floor(silence(300, -12), speech(3000))).toBeCloseTo(-12, 0);
+    // a quiet room (-85 dBFS, a recording made at a low level) is a floor to the refinement, not
+    // digital silence; the locate phase's line (-80 dBFS) still takes it for digital silence
+    const quietRoom = Math.log(400 * 10 ** (-85 / 10));
+    const lowLevel = [silence(3000, digital), speech(2000).map((e) => e + quietRoom + 40), silence(500, quietRoom), speech(2000).map((e) => e + quietRoom + 40)].flat();
+    expect(noiseFloor(Float32Array.from(lowLevel), 0.05, DIGITAL_SILENCE)).toBeCloseTo(quietRoom, 0);
+    expect(noiseFloor(Float32Array.from(lowLevel))).toBeGreaterThan(quietRoom + 20);
+    expect(DIGITAL_SILENCE).toBeLessThan(DIGITAL_SILENCE_LOCATE);
     expect(floor(silence(3000, digital), speech(200))).toBeCloseTo(digital, 4);
   });
 });

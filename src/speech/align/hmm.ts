@@ -15,7 +15,7 @@ import { spokenForms } from '../spoken-forms.ts';
 import { tokenizeWords } from '../words.ts';
 import { borrowedModel, hmmLanguages, installedAcousticModels, modelFor, primaryLanguage, secondModelFor, type AcousticModel } from './acoustic-models.ts';
 import { ipaToPhones } from './phones.ts';
-import { dynamicRange, refineBoundaries, spectralChangeOf, type RefineParams, type Segment } from './refine.ts';
+import { DEFAULT_REFINE, dynamicRange, refineBoundaries, spectralChangeOf, withoutDc, type RefineParams, type Segment } from './refine.ts';
 import { soundswallowerBinary, type Scorer } from './soundswallower-wasm.ts';
 
 const RATE = 16000;
@@ -131,8 +131,11 @@ function wantsSecondModel(when: SecondModel, energy: () => Float32Array): boolea
   return dynamicRange(energy()) < SECOND_MODEL_UNDER;
 }
 
-/** Frame energies as the refinement reads them: 25 ms frames every HOP_S. */
-const frameEnergyOf = (native: HmmState['native'], audio: Float32Array) => native.frameEnergy(audio, RATE, { frameMs: 25, hopMs: HOP_S * 1000 });
+/** Frame energies as the refinement reads them: 25 ms frames every HOP_S, of the audio with its DC offset taken out (RefineParams.dcCutoffHz). */
+function frameEnergyOf(st: HmmState, audio: Float32Array): Float32Array {
+  const cutoff = st.opts.refine?.dcCutoffHz ?? DEFAULT_REFINE.dcCutoffHz;
+  return st.native.frameEnergy(cutoff > 0 ? withoutDc(audio, RATE, cutoff) : audio, RATE, { frameMs: 25, hopMs: HOP_S * 1000 });
+}
 
 /** soundswallower's Emscripten glue re-throws from its own uncaughtException listener; keep Node's own handling. */
 export async function loadModule(scorer: Scorer): Promise<SsModule> {
@@ -525,7 +528,7 @@ async function decodeAll(st: HmmState, samples: Float32Array, sampleRate: number
       decodes.push({ segments: segmentsOf(m, decoded.segs, decoded.retakeSeg, skip / RATE) });
     }
     const second = st.opts.model ? null : secondModelFor(model, language, band);
-    if (second && first && wantsSecondModel(st.opts.secondModel ?? options.secondModel ?? 'always', () => (energy ??= frameEnergyOf(st.native, audio)))) {
+    if (second && first && wantsSecondModel(st.opts.secondModel ?? options.secondModel ?? 'always', () => (energy ??= frameEnergyOf(st, audio)))) {
       // the same words in the other model's dictionary, decoded from the same start; averaged
       // with the first only where it reads the text the same way (the same words, the same skips),
       // and edge by edge only where the two agree (refine.ts maxSpreadS)
@@ -546,7 +549,7 @@ function timeWords(st: HmmState, d: Decoded): AlignedWord[] {
   if (!d.tokens.length) return [];
   if (!d.decodes.length) return d.tokens.map((word) => ({ word, start: 0, end: 0 }));
   if (st.opts.raw) return wordTimings(d, rawSpans(d.decodes));
-  const energy = d.energy ?? frameEnergyOf(st.native, d.audio);
+  const energy = d.energy ?? frameEnergyOf(st, d.audio);
   const change = spectralChangeOf(d.audio, RATE, st.native.melSpectrogram);
   const spans = refineBoundaries(d.decodes, energy, HOP_S, st.opts.refine, change);
   return wordTimings(d, spans);

@@ -87,6 +87,15 @@ export interface RefineParams {
    * 53-65 ms from the hand labels where the 16 kHz model's lie 24-38 ms (round 39, bench/align-codecs).
    */
   maxSpreadS: number;
+  /** Frame energy (ln power) at or below which a frame is digital silence, left out of the noise floor (DIGITAL_SILENCE). */
+  digitalSilence: number;
+  /**
+   * The energy is read from the audio high-passed at this frequency (withoutDc; 0: as it is). A DC
+   * offset adds to every frame and, like rumble under the audible band, sets the noise floor in
+   * place of the room: emuR's ae clips carry one at -55 dBFS over a room at -64, two LibriVox
+   * clips one at -42 dBFS over a room at -55 (round 40).
+   */
+  dcCutoffHz: number;
 }
 
 /** How fast the spectrum changes: one value per frame, frame f centred at f·hopS + centreS. */
@@ -125,6 +134,26 @@ type MelSpectrogram = (samples: Float32Array, sampleRate: number, opts: typeof C
 export function spectralChangeOf(samples: Float32Array, sampleRate: number, mel: MelSpectrogram): SpectralChange {
   return spectralChange(mel(samples, sampleRate, CHANGE_FRAMING), CHANGE_FRAMING.hopMs / 1000, CHANGE_FRAMING.frameMs / 1000);
 }
+
+/**
+ * Frame energy (ln of the sum of squares over a 25 ms frame at 16 kHz, as the aligners compute
+ * it) at or below which a frame is digital silence: -90 dBFS, a mean square of one 16-bit step.
+ * Edited recordings have it where silence was inserted (between chapters, at a file's end) or
+ * gated: exact zeros, dithered silence about -96 dBFS, a lossy codec's decoded silence -100 dBFS
+ * and under (Opus 24 kb/s). A room's tone lies over it unless the recording peaks 35 dB or more
+ * under full scale.
+ * The line lay at -80 dBFS until round 40, and a quiet recording lost its floor: the hand clips'
+ * rooms lie 48-56 dB under their peaks, so at a -30 dBFS peak their pauses counted as digital
+ * silence and word edges moved by up to 100 ms (README, Alignment, round 40).
+ */
+export const DIGITAL_SILENCE = Math.log(400 * 1e-9);
+/**
+ * The line until round 40 (-80 dBFS). The long recording's voice detector (long/recognize.ts)
+ * and dtw keep it (noiseFloor's default): with -90 there, the recogniser heard a quiet music
+ * intro as speech and one messy-book draw (74 of the first 144) timed 25 unread words of the book
+ * over it; moving them needs the locate benches run again, which round 40 did not do.
+ */
+export const DIGITAL_SILENCE_LOCATE = Math.log(400 * 1e-8);
 
 /**
  * Chosen on the tuning parts (hand labels + Piper-exact, bench/align-accuracy.bench.ts):
@@ -186,6 +215,8 @@ export const DEFAULT_REFINE: RefineParams = {
   minStartContrast: Math.log(10) * 2,
   minEndContrast: Math.log(10) * 2.6,
   maxSpreadS: 0.1,
+  digitalSilence: DIGITAL_SILENCE,
+  dcCutoffHz: 20,
 };
 
 function percentile(values: Float32Array, p: number): number {
@@ -197,13 +228,6 @@ function ofSorted(s: Float32Array, p: number): number {
   return s[Math.min(s.length - 1, Math.max(0, Math.floor(p * (s.length - 1))))] ?? 0;
 }
 
-/**
- * Frame energy (ln of the sum of squares over a 25 ms frame at 16 kHz, as the aligners compute
- * it) at or below which a frame is digital silence: under -80 dBFS, which no microphone's room
- * gives. Edited recordings have it where silence was inserted (between chapters, at a file's
- * end) or gated.
- */
-export const DIGITAL_SILENCE = Math.log(400 * 1e-8);
 /** Fewest frames above digital silence for a floor of their own (0.3 s). */
 const MIN_LIVE = 30;
 
@@ -216,19 +240,19 @@ const MIN_LIVE = 30;
  * A gated recording, whose pauses are all digital, gets the floor of its quietest speech frames,
  * as a clip with hardly any pause always has (parselmouth's north-wind clip: 5.0 ms that way).
  */
-export function noiseFloor(energy: Float32Array, p = 0.05): number {
-  return ofSorted(sortedLiveFrames(energy), p);
+export function noiseFloor(energy: Float32Array, p = 0.05, digitalSilence = DIGITAL_SILENCE_LOCATE): number {
+  return ofSorted(sortedLiveFrames(energy, digitalSilence), p);
 }
 
 /** The frames that are not digital silence (all of them when too few are), sorted: a copy. */
-function sortedLiveFrames(energy: Float32Array): Float32Array {
-  const live = energy.filter((e) => e > DIGITAL_SILENCE);
+function sortedLiveFrames(energy: Float32Array, digitalSilence: number): Float32Array {
+  const live = energy.filter((e) => e > digitalSilence);
   return (live.length >= MIN_LIVE ? live : Float32Array.from(energy)).sort();
 }
 
 /** The noise floor (noiseFloor's default) and how far (ln power) the loud frames, the 95th percentile, lie above it. */
-function levels(energy: Float32Array): { floor: number; range: number } {
-  const live = sortedLiveFrames(energy);
+function levels(energy: Float32Array, digitalSilence = DIGITAL_SILENCE): { floor: number; range: number } {
+  const live = sortedLiveFrames(energy, digitalSilence);
   const floor = ofSorted(live, 0.05);
   return { floor, range: ofSorted(live, 0.95) - floor };
 }
@@ -246,7 +270,7 @@ export function dynamicRange(energy: Float32Array): number {
  */
 export function refineBoundaries(decodes: { segments: Segment[] }[], energy: Float32Array, hopS: number, params: Partial<RefineParams> = {}, change?: SpectralChange): [number, number][] {
   const p = { ...DEFAULT_REFINE, ...params };
-  const { floor, range } = levels(energy);
+  const { floor, range } = levels(energy, p.digitalSilence);
   if (p.minDynamicRange > 0 && range < p.minDynamicRange) Object.assign(p, { starts: false, ends: false, gapFrames: 0 });
   const n = energy.length;
   const soundThr = floor + p.soundOverFloor;
@@ -372,6 +396,24 @@ function withQuietGaps(segments: Segment[], quiet: (f: number) => boolean, hopS:
     while (s - 1 > lo && quiet(s - 1)) s--;
     while (e + 1 < hi && quiet(e + 1)) e++;
     if (e - s + 1 >= minFrames) out.push({ kind: 'pause', start: s * hopS, end: (e + 1) * hopS });
+  }
+  return out;
+}
+
+/**
+ * The signal with its DC offset (and what lies under `cutoffHz`) taken out: a one-pole high-pass
+ * filter (a DC blocker). A recording's offset adds to every frame's energy and raises the floor.
+ */
+export function withoutDc(samples: Float32Array, sampleRate: number, cutoffHz = 20): Float32Array {
+  const r = 1 - (2 * Math.PI * cutoffHz) / sampleRate;
+  const out = new Float32Array(samples.length);
+  let prevX = samples[0] ?? 0;
+  let prevY = 0;
+  for (let i = 0; i < samples.length; i++) {
+    const x = samples[i]!;
+    prevY = x - prevX + r * prevY;
+    prevX = x;
+    out[i] = prevY;
   }
   return out;
 }
