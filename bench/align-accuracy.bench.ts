@@ -120,8 +120,8 @@ async function echogarden(): Promise<((clip: Clip) => Promise<WordTiming[]>) | n
 }
 
 const hmm = await createHmmAligner();
-// round 40: digital silence under -90 dBFS and the energy read without its DC offset; before, -80 dBFS and the offset in
-const hmmRound39 = await createHmmAligner({ refine: { digitalSilence: DIGITAL_SILENCE_LOCATE, dcCutoffHz: 0 } });
+// round 40: digital silence under -90 dBFS, the energy read without its DC offset, a floor for each piece between joins; before, -80 dBFS, the offset in, one floor
+const hmmRound39 = await createHmmAligner({ refine: { digitalSilence: DIGITAL_SILENCE_LOCATE, dcCutoffHz: 0, joinSeconds: 0 } });
 // the plain forced alignment: one model's decode, as it is
 const hmmRaw = await createHmmAligner({ raw: true, secondModel: 'never' });
 // round 39: where the two models' edges lie over 100 ms apart, the 16 kHz model's; before, their mean everywhere

@@ -603,6 +603,33 @@ describe('the noise floor: inserted digital silence, quiet recordings, a DC offs
     }
   }, 60_000);
 
+  // Two recordings joined by inserted silence (an edited file; a long recording's segment across
+  // tracks): a LibriVox reader's room (-55 dBFS) and jfk's crowd (-42). From one floor, the
+  // reader's, jfk's crowd was sound and his words took his pauses (45.3 ms; round 40).
+  it('hmm times jfk joined after a LibriVox reader by 0.3 s of digital silence against his own room, not the reader\'s', async () => {
+    const aligner = await createAligner('hmm', opts);
+    try {
+      const refs = loadHandReferences();
+      const jfk = refs.find((r) => r.audio === 'jfk.wav')!;
+      const reader = refs.find((r) => r.audio === 'sense_and_sensibility_01_austen_64kb-0880.wav')!;
+      const a = loadWav(reader.audio).samples;
+      const b = loadWav(jfk.audio).samples;
+      const joined = new Float32Array(a.length + 4800 + b.length);
+      joined.set(a, 0);
+      joined.set(b, a.length + 4800);
+      const at = (a.length + 4800) / 16000;
+      const words = (await aligner.align(joined, 16000, `${reader.text} ${jfk.text}`, 'en-US')).slice(-jfk.words.length);
+      let sum = 0, n = 0;
+      jfk.words.forEach((r, i) => {
+        if (r.sure[0]) (sum += Math.abs(words[i]!.start - at - r.start)), n++;
+        if (r.sure[1]) (sum += Math.abs(words[i]!.end - at - r.end)), n++;
+      });
+      expect(sum / n).toBeLessThan(0.025);
+    } finally {
+      await aligner.close();
+    }
+  }, 60_000);
+
   it('withoutDc takes out an offset and keeps speech-band sound as it is', () => {
     const rate = 16000;
     const tone = Float32Array.from({ length: rate }, (_, i) => 0.5 * Math.sin((2 * Math.PI * 200 * i) / rate));

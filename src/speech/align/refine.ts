@@ -96,6 +96,17 @@ export interface RefineParams {
    * clips one at -42 dBFS over a room at -55 (round 40).
    */
   dcCutoffHz: number;
+  /**
+   * A run of digital silence at least this long (seconds) is a join of two recordings (an edit),
+   * and each piece between joins gets a noise floor of its own (0: one floor for the clip). A
+   * long recording's segment can join readers of different rooms (tracks, a quoted recording):
+   * measured from the quietest room, a louder room's tone counted as sound and the words beside
+   * it took its pauses (round 40: the cut-tracks books, jfk's crowd beside LibriVox readers, 45
+   * and 50 words off in round 39, 61 and 60 once the DC blocker lowered the readers' floors, 25
+   * and 26 with this). 0.2 s: no room is that long in digital silence, and a gated recording's
+   * pauses, each a piece's edge, moved the gated hand clips by 1.2 ms at most (starts of held-out).
+   */
+  joinSeconds: number;
 }
 
 /** How fast the spectrum changes: one value per frame, frame f centred at f·hopS + centreS. */
@@ -217,6 +228,7 @@ export const DEFAULT_REFINE: RefineParams = {
   maxSpreadS: 0.1,
   digitalSilence: DIGITAL_SILENCE,
   dcCutoffHz: 20,
+  joinSeconds: 0.2,
 };
 
 function percentile(values: Float32Array, p: number): number {
@@ -257,6 +269,38 @@ function levels(energy: Float32Array, digitalSilence = DIGITAL_SILENCE): { floor
   return { floor, range: ofSorted(live, 0.95) - floor };
 }
 
+/**
+ * The noise floor at each frame: each piece of the clip between joins (runs of digital silence
+ * of joinFrames or more) gets its own, the clip's where a piece has too few live frames (and in
+ * the joins themselves, which lie under any threshold anyway).
+ */
+function floorsByPiece(energy: Float32Array, digitalSilence: number, clipFloor: number, joinFrames: number): Float32Array {
+  const n = energy.length;
+  const out = new Float32Array(n).fill(clipFloor);
+  if (joinFrames <= 0) return out;
+  const piece = (a: number, b: number) => {
+    if (a === 0 && b === n) return; // no join: the clip's floor
+    const live = energy.subarray(a, b).filter((x) => x > digitalSilence);
+    if (live.length >= MIN_LIVE) out.fill(ofSorted(live.sort(), 0.05), a, b);
+  };
+  let from = 0;
+  for (let f = 0; f < n; ) {
+    if (energy[f]! > digitalSilence) {
+      f++;
+      continue;
+    }
+    let g = f;
+    while (g < n && energy[g]! <= digitalSilence) g++;
+    if (g - f >= joinFrames) {
+      piece(from, f);
+      from = g;
+    }
+    f = g;
+  }
+  piece(from, n);
+  return out;
+}
+
 /** How far (ln power) the loud frames lie above the noise floor: the 95th percentile over the 5th, digital silence left out. */
 export function dynamicRange(energy: Float32Array): number {
   return levels(energy).range;
@@ -273,18 +317,20 @@ export function refineBoundaries(decodes: { segments: Segment[] }[], energy: Flo
   const { floor, range } = levels(energy, p.digitalSilence);
   if (p.minDynamicRange > 0 && range < p.minDynamicRange) Object.assign(p, { starts: false, ends: false, gapFrames: 0 });
   const n = energy.length;
-  const soundThr = floor + p.soundOverFloor;
-  const tailThr = floor + p.tailOverFloor;
-  const e = (f: number) => energy[Math.max(0, Math.min(n - 1, f))]!;
+  const floors = floorsByPiece(energy, p.digitalSilence, floor, Math.round(p.joinSeconds / hopS));
+  const at = (f: number) => Math.max(0, Math.min(n - 1, f));
+  const soundThr = (f: number) => floors[at(f)]! + p.soundOverFloor;
+  const tailThr = (f: number) => floors[at(f)]! + p.tailOverFloor;
+  const e = (f: number) => energy[at(f)]!;
   const soundRun = (f: number, dir: 1 | -1) => {
-    for (let q = 0; q < p.soundRun; q++) if (e(f + dir * q) < soundThr) return false;
+    for (let q = 0; q < p.soundRun; q++) if (e(f + dir * q) < soundThr(f + dir * q)) return false;
     return true;
   };
   const frame = (t: number) => Math.round(t / hopS);
   /** A pause's level: the median energy of its frames (the floor for one under 30 ms). */
-  const pauseLevel = (a: number, b: number) => (b - a < 3 ? floor : percentile(energy.subarray(Math.max(0, a), Math.min(n, b)), 0.5));
+  const pauseLevel = (a: number, b: number) => (b - a < 3 ? floors[at(a)]! : percentile(energy.subarray(Math.max(0, a), Math.min(n, b)), 0.5));
 
-  const first = p.gapFrames > 0 ? withQuietGaps(decodes[0]!.segments, (f) => e(f) < soundThr, hopS, p.gapFrames, p.outReach) : decodes[0]!.segments;
+  const first = p.gapFrames > 0 ? withQuietGaps(decodes[0]!.segments, (f) => e(f) < soundThr(f), hopS, p.gapFrames, p.outReach) : decodes[0]!.segments;
   const wordsOf = decodes.map((d) => d.segments.filter((s) => s.kind === 'word'));
   const out: [number, number][] = [];
   let k = 0;
@@ -304,7 +350,7 @@ export function refineBoundaries(decodes: { segments: Segment[] }[], energy: Flo
     let peak = -Infinity;
     for (let f = s0; f < s1; f++) peak = Math.max(peak, e(f));
     // the word stands out from the pause beside it (none: the clip's end, at its floor)
-    const clear = (pause: Segment | undefined, contrast: number) => contrast <= 0 || peak - (pause ? pauseLevel(frame(pause.start), frame(pause.end)) : floor) >= contrast;
+    const clear = (pause: Segment | undefined, contrast: number) => contrast <= 0 || peak - (pause ? pauseLevel(frame(pause.start), frame(pause.end)) : floors[at(s0)]!) >= contrast;
     if (p.starts && (!prev || prev.kind === 'pause') && clear(prev, p.minStartContrast)) {
       // the first sound from shortly before the HMM's edge on, anywhere up to the word's end
       const from = Math.max(prev ? frame(prev.start) : 0, s0 - p.outReach);
@@ -313,7 +359,7 @@ export function refineBoundaries(decodes: { segments: Segment[] }[], energy: Flo
       if (f < s1 - p.minWord) {
         // back down the rising slope: a weak onset (h, f, s) belongs to the word
         let g = f;
-        while (g - 1 >= from && f - (g - 1) <= p.slopeFrames && e(g - 1) < e(g) && e(g - 1) > tailThr) g--;
+        while (g - 1 >= from && f - (g - 1) <= p.slopeFrames && e(g - 1) < e(g) && e(g - 1) > tailThr(g - 1)) g--;
         start = g * hopS + p.onsetShiftS;
       }
     }
@@ -323,7 +369,7 @@ export function refineBoundaries(decodes: { segments: Segment[] }[], energy: Flo
       while (f > s0 + p.minWord && !soundRun(f, -1)) f--;
       if (f > s0 + p.minWord) {
         let g = f;
-        while (g + 1 <= to && g + 1 - f <= p.slopeFrames && e(g + 1) < e(g) && e(g + 1) > tailThr) g++;
+        while (g + 1 <= to && g + 1 - f <= p.slopeFrames && e(g + 1) < e(g) && e(g + 1) > tailThr(g + 1)) g++;
         end = g * hopS + p.offsetShiftS;
       }
     }
