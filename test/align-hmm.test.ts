@@ -20,7 +20,7 @@ import { decodeWav } from '../src/media/wav.ts';
 import { decodeAudio, ffmpeg } from '../src/media/ffmpeg.ts';
 import { decodeRecordingFile, RATE, readSamples } from '../src/speech/align/long/audio.ts';
 import { startTestGpuServer, type RunningGpuServer } from './helpers/gpu-server-fixture.ts';
-import { emptyScore, loadHandReferences, scoreAgainst } from './fixtures/alignment/hand/references.ts';
+import { emptyScore, loadHandReferences, scoreAgainst, type HandReference } from './fixtures/alignment/hand/references.ts';
 
 const speech = path.join(import.meta.dirname, 'fixtures', 'speech');
 const opts = { modelsDir: 'models', device: 'cpu' as const };
@@ -531,6 +531,15 @@ describe('refinement: a pause edge moves only where its word stands out from the
 });
 
 describe('the noise floor: inserted digital silence, quiet recordings, a DC offset (hmm and dtw)', () => {
+  /** MAE of the sure edges against the hand labels, the words' times less `shift` (seconds). */
+  const maeAgainst = (ref: HandReference, words: { start: number; end: number }[], shift: number) => {
+    let sum = 0, n = 0;
+    ref.words.forEach((r, i) => {
+      if (r.sure[0]) (sum += Math.abs(words[i]!.start - shift - r.start)), n++;
+      if (r.sure[1]) (sum += Math.abs(words[i]!.end - shift - r.end)), n++;
+    });
+    return sum / n;
+  };
   // jfk's pauses hold crowd noise 30 dB under his voice; with the floor at the digital silence
   // they counted as sound. Measured plain / padded: hmm 9.0 / 9.0 ms (51.5 padded before),
   // dtw 16.5 / 16.5 ms (232.8 padded before)
@@ -543,16 +552,8 @@ describe('the noise floor: inserted digital silence, quiet recordings, a DC offs
         const pad = Math.round(2.5 * sampleRate);
         const padded = new Float32Array(samples.length + 2 * pad);
         padded.set(samples, pad);
-        const mae = (words: { start: number; end: number }[], shift: number) => {
-          let sum = 0, n = 0;
-          ref.words.forEach((r, i) => {
-            if (r.sure[0]) (sum += Math.abs(words[i]!.start - shift - r.start)), n++;
-            if (r.sure[1]) (sum += Math.abs(words[i]!.end - shift - r.end)), n++;
-          });
-          return sum / n;
-        };
-        const plain = mae(await aligner.align(samples, sampleRate, ref.text, 'en-US'), 0);
-        const edited = mae(await aligner.align(padded, sampleRate, ref.text, 'en-US'), 2.5);
+        const plain = maeAgainst(ref, await aligner.align(samples, sampleRate, ref.text, 'en-US'), 0);
+        const edited = maeAgainst(ref, await aligner.align(padded, sampleRate, ref.text, 'en-US'), 2.5);
         expect(plain).toBeLessThan(0.03);
         expect(edited).toBeLessThan(plain + 0.005);
       } finally {
@@ -565,42 +566,36 @@ describe('the noise floor: inserted digital silence, quiet recordings, a DC offs
   // so at a -30 dBFS peak they lie at -78 to -86 dBFS. Under the line at -80 dBFS (before round
   // 40) their pauses counted as digital silence and edges moved up to 100 ms (cards-002, -004).
   // (dtw keeps the -80 dBFS line with the locate phase: refine.ts DIGITAL_SILENCE_LOCATE.)
-  it("hmm gives a quiet recording (peaks at -30 dBFS, 16-bit) the word times it gives at the clip's own level", async () => {
+  /** Aligns each hand clip as recorded and as `changed` makes it: no word edge may move more than 20 ms. */
+  async function sameTimings(clips: string[], changed: (samples: Float32Array) => Float32Array): Promise<void> {
     const aligner = await createAligner('hmm', opts);
     try {
-      for (const clip of ['cards-002.wav', 'cards-004.wav']) {
+      for (const clip of clips) {
         const ref = loadHandReferences().find((r) => r.audio === clip)!;
         const { samples, sampleRate } = loadWav(clip);
-        const peak = samples.reduce((m, v) => Math.max(m, Math.abs(v)), 0);
-        const gain = 10 ** (-30 / 20) / peak;
-        const quiet = samples.map((v) => Math.round(v * gain * 32767) / 32768); // as a 16-bit file holds it
         const own = await aligner.align(samples, sampleRate, ref.text, 'en-US');
-        const low = await aligner.align(quiet, sampleRate, ref.text, 'en-US');
-        const moved = Math.max(...own.flatMap((w, i) => [Math.abs(w.start - low[i]!.start), Math.abs(w.end - low[i]!.end)]));
+        const other = await aligner.align(changed(samples), sampleRate, ref.text, 'en-US');
+        const moved = Math.max(...own.flatMap((w, i) => [Math.abs(w.start - other[i]!.start), Math.abs(w.end - other[i]!.end)]));
         expect(moved, clip).toBeLessThanOrEqual(0.02);
       }
     } finally {
       await aligner.close();
     }
+  }
+
+  it("hmm gives a quiet recording (peaks at -30 dBFS, 16-bit) the word times it gives at the clip's own level", async () => {
+    await sameTimings(['cards-002.wav', 'cards-004.wav'], (samples) => {
+      const peak = samples.reduce((m, v) => Math.max(m, Math.abs(v)), 0);
+      const gain = 10 ** (-30 / 20) / peak;
+      return samples.map((v) => Math.round(v * gain * 32767) / 32768); // as a 16-bit file holds it
+    });
   }, 60_000);
 
   // A DC offset adds to every frame's energy: at 1 % of full scale (-40 dBFS) it lay over the
   // hand clips' rooms (-48 to -62 dBFS), the floor became the offset, and before round 40 ends
   // moved by up to 100 ms. emuR's ae clips carry one at -55 dBFS, two LibriVox clips at -42.
   it('hmm gives a recording with a DC offset (1 % of full scale) the word times it gives without one', async () => {
-    const aligner = await createAligner('hmm', opts);
-    try {
-      for (const clip of ['cards-003.wav', 'cards-004.wav']) {
-        const ref = loadHandReferences().find((r) => r.audio === clip)!;
-        const { samples, sampleRate } = loadWav(clip);
-        const own = await aligner.align(samples, sampleRate, ref.text, 'en-US');
-        const offset = await aligner.align(samples.map((v) => v + 0.01), sampleRate, ref.text, 'en-US');
-        const moved = Math.max(...own.flatMap((w, i) => [Math.abs(w.start - offset[i]!.start), Math.abs(w.end - offset[i]!.end)]));
-        expect(moved, clip).toBeLessThanOrEqual(0.02);
-      }
-    } finally {
-      await aligner.close();
-    }
+    await sameTimings(['cards-003.wav', 'cards-004.wav'], (samples) => samples.map((v) => v + 0.01));
   }, 60_000);
 
   // Two recordings joined by inserted silence (an edited file; a long recording's segment across
@@ -619,12 +614,7 @@ describe('the noise floor: inserted digital silence, quiet recordings, a DC offs
       joined.set(b, a.length + 4800);
       const at = (a.length + 4800) / 16000;
       const words = (await aligner.align(joined, 16000, `${reader.text} ${jfk.text}`, 'en-US')).slice(-jfk.words.length);
-      let sum = 0, n = 0;
-      jfk.words.forEach((r, i) => {
-        if (r.sure[0]) (sum += Math.abs(words[i]!.start - at - r.start)), n++;
-        if (r.sure[1]) (sum += Math.abs(words[i]!.end - at - r.end)), n++;
-      });
-      expect(sum / n).toBeLessThan(0.025);
+      expect(maeAgainst(jfk, words, at)).toBeLessThan(0.025);
     } finally {
       await aligner.close();
     }
