@@ -23,7 +23,6 @@ import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { decodeWav } from '../src/media/wav.ts';
 import { createDtwAligner } from '../src/speech/align/dtw.ts';
 import { createHmmAligner } from '../src/speech/align/hmm.ts';
 import { DIGITAL_SILENCE_LOCATE } from '../src/speech/align/refine.ts';
@@ -33,7 +32,7 @@ import { emuAeArg, loadEmuAe } from './emu-ae.ts';
 import { piperExactClips, PIPER_EXACT_DIR } from './piper-exact.ts';
 import { plainPocketsphinx } from './plain-pocketsphinx.ts';
 import { skipQuick } from './quick.ts';
-import { emptyScore, loadHandReferences, scoreAgainst, type HandReference, type Score } from '../test/fixtures/alignment/hand/references.ts';
+import { emptyScore, loadHandClip, loadHandReferences, scoreAgainst, type HandReference, type Score } from '../test/fixtures/alignment/hand/references.ts';
 
 if (!existsSync(path.join(PIPER_EXACT_DIR, 'refs.json')) || !existsSync(path.join(import.meta.dirname, '.peers', 'node_modules', 'echogarden'))) {
   skipQuick('needs bench/.cache/piper-exact and echogarden in bench/.peers (made by a first full run: node --import tsx bench/align-accuracy.bench.ts quick)');
@@ -52,10 +51,7 @@ interface Clip extends HandReference {
   /** The audio's path when it lies outside test/fixtures/speech. */
   file?: string;
 }
-function load(ref: HandReference): Clip {
-  const buf = readFileSync(path.join(speechDir, ref.audio));
-  return { ...ref, samples: decodeWav(buf).samples, sampleRate: buf.readUInt32LE(24) };
-}
+const load = (ref: HandReference): Clip => loadHandClip(ref);
 const fixtureRefs: HandReference[] = readdirSync(path.join(root, 'test/fixtures/alignment'))
   .filter((f) => f.endsWith('.json') && f !== 'corrections.json')
   .map((f) => {

@@ -11,21 +11,14 @@
 // (digital silence under -80 dBFS, the energy read with the offset) in the same run.
 // MAE of starts/ends in ms against the clip's labels.
 // Run: node --import tsx bench/align-levels.bench.ts [quick] [--emu-ae DIR]
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import { decodeWav } from '../src/media/wav.ts';
 import { createHmmAligner } from '../src/speech/align/hmm.ts';
 import { DIGITAL_SILENCE_LOCATE } from '../src/speech/align/refine.ts';
-import { emptyScore, loadHandReferences, scoreAgainst, type HandReference } from '../test/fixtures/alignment/hand/references.ts';
+import { emptyScore, loadHandClip, loadHandReferences, scoreAgainst, type HandClip, type HandReference } from '../test/fixtures/alignment/hand/references.ts';
 import { emuAeArg, loadEmuAe } from './emu-ae.ts';
 import { QUICK } from './quick.ts';
 
-const speechDir = path.join(import.meta.dirname, '..', 'test', 'fixtures', 'speech');
-type Clip = HandReference & { samples: Float32Array; sampleRate: number };
-const load = (ref: HandReference): Clip => {
-  const buf = readFileSync(path.join(speechDir, ref.audio));
-  return { ...ref, samples: decodeWav(buf).samples, sampleRate: buf.readUInt32LE(24) };
-};
+type Clip = HandClip;
+const load = (ref: HandReference): Clip => loadHandClip(ref);
 const sets: Record<string, Clip[]> = QUICK
   ? { 'hand, tuning (2 clips)': loadHandReferences('tuning').slice(0, 2).map(load) }
   : { 'hand, tuning': loadHandReferences('tuning').map(load), 'hand, held-out': loadHandReferences('held-out').map(load), 'hand, noisy room': loadHandReferences('noisy').map(load) };
