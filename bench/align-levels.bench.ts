@@ -10,9 +10,22 @@
 // as a WAV file holds them, or given an offset, and aligned as shipped and as in round 39
 // (digital silence under -80 dBFS, the energy read with the offset) in the same run.
 // MAE of starts/ends in ms against the clip's labels.
+// Round 41: the same conditions, and quiet recordings with an offset, for the two detectors of
+// sound that read the energy as recorded (refine.ts detectorEnergy): dtw's, shipped against
+// round 40 (energyAsRecorded), and the read-along's voice detector, through alignRecording on each
+// clip as one file (words timed, and the MAE of the timed ones).
 // Run: node --import tsx bench/align-levels.bench.ts [quick] [--emu-ae DIR]
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createAligner } from '../src/speech/align/aligners.ts';
+import { createDtwAligner } from '../src/speech/align/dtw.ts';
 import { createHmmAligner } from '../src/speech/align/hmm.ts';
+import { alignRecording } from '../src/speech/align/long/recording.ts';
 import { DIGITAL_SILENCE_LOCATE } from '../src/speech/align/refine.ts';
+import type { Aligner } from '../src/speech/types.ts';
+import { tokenizeWords } from '../src/speech/words.ts';
+import { encodeWav } from '../src/media/wav.ts';
 import { emptyScore, loadHandClip, loadHandReferences, scoreAgainst, type HandClip, type HandReference } from '../test/fixtures/alignment/hand/references.ts';
 import { emuAeArg, loadEmuAe } from './emu-ae.ts';
 import { QUICK } from './quick.ts';
@@ -29,6 +42,8 @@ if (aeDir && !QUICK) sets['emuR ae'] = loadEmuAe(aeDir);
 const levels: (number | null)[] = QUICK ? [null, -30] : [null, -20, -25, -30, -35, -40];
 /** DC offsets, as shares of full scale. */
 const offsets = QUICK ? [0, 0.01] : [0, 0.003, 0.01, 0.03];
+/** Quiet and offset at once (round 41): [peak dBFS, offset]. */
+const both: [number, number][] = QUICK ? [[-30, 0.01]] : [[-30, 0.005], [-30, 0.01], [-40, 0.003]];
 
 /** The clip scaled to peak at `db` dBFS and rounded to 16 bits. */
 function atLevel(samples: Float32Array, db: number): Float32Array {
@@ -37,32 +52,88 @@ function atLevel(samples: Float32Array, db: number): Float32Array {
   return samples.map((v) => Math.max(-32768, Math.min(32767, Math.round(v * gain * 32767))) / 32768);
 }
 
-const aligners: [string, Awaited<ReturnType<typeof createHmmAligner>>][] = [
-  ['as shipped (-90 dBFS, no DC)', await createHmmAligner()],
+/** The clip with a DC offset (a share of full scale) added, rounded to 16 bits. */
+const withOffset = (samples: Float32Array, dc: number) => samples.map((v) => Math.max(-32768, Math.min(32767, Math.round((v + dc) * 32767))) / 32768);
+
+type Closable = Aligner & { close(): Promise<void> };
+const aligners: [string, Closable][] = [
+  ['hmm as shipped (-90 dBFS, no DC)', await createHmmAligner()],
   // round 39: the line at -80 dBFS (what the locate phase still uses), the energy read with its DC offset, one floor per clip
-  ['round 39 (-80 dBFS, with DC)', await createHmmAligner({ refine: { digitalSilence: DIGITAL_SILENCE_LOCATE, dcCutoffHz: 0, joinSeconds: 0 } })],
+  ['hmm round 39 (-80 dBFS, with DC)', await createHmmAligner({ refine: { digitalSilence: DIGITAL_SILENCE_LOCATE, dcCutoffHz: 0, joinSeconds: 0 } })],
+  ['dtw as shipped', await createDtwAligner()],
+  // round 40: dtw's floor and quiet threshold read from the energy as recorded, whatever masks the speech
+  ['dtw round 40 (as recorded)', await createDtwAligner({ energyAsRecorded: true })],
 ];
 
 const ms = (x: number) => (1000 * x).toFixed(1);
+const conditions = (): [string, (c: Clip) => Float32Array][] => [
+  ...levels.map((db): [string, (c: Clip) => Float32Array] => [db === null ? 'as recorded' : `${db} dBFS`, (c) => (db === null ? c.samples : atLevel(c.samples, db))]),
+  ...offsets.filter((dc) => dc).map((dc): [string, (c: Clip) => Float32Array] => [`offset ${dc * 100} %`, (c) => withOffset(c.samples, dc)]),
+  ...both.map(([db, dc]): [string, (c: Clip) => Float32Array] => [`${db} dBFS, ${dc * 100} %`, (c) => withOffset(atLevel(c.samples, db), dc)]),
+];
+
 /** One table: a row per condition, a column per aligner. */
 async function table(title: string, clips: Clip[], rows: [string, (c: Clip) => Float32Array][]): Promise<void> {
   console.log(`\n${title}: ${clips.length} clips; MAE starts/ends (ms)`);
-  console.log(`${''.padEnd(16)}${aligners.map(([a]) => a.padEnd(30)).join('')}`);
+  console.log(`${''.padEnd(20)}${aligners.map(([a]) => a.padEnd(34)).join('')}`);
   for (const [row, make] of rows) {
     const scores = aligners.map(() => emptyScore());
     for (const clip of clips) {
       const samples = make(clip);
       for (const [k, [, a]] of aligners.entries()) scoreAgainst(await a.align(samples, clip.sampleRate, clip.text, 'en-US'), clip, scores[k]);
     }
-    console.log(`${row.padEnd(16)}${scores.map((s) => `${ms(s.absStart / s.nStart)}/${ms(s.absEnd / s.nEnd)}`.padEnd(30)).join('')}`);
+    console.log(`${row.padEnd(20)}${scores.map((s) => `${ms(s.absStart / s.nStart)}/${ms(s.absEnd / s.nEnd)}`.padEnd(34)).join('')}`);
   }
 }
-try {
-  for (const [setName, clips] of Object.entries(sets)) {
-    await table(`${setName}, by peak level`, clips, levels.map((db) => [db === null ? 'as recorded' : `${db} dBFS`, (c) => (db === null ? c.samples : atLevel(c.samples, db))]));
-    // a DC offset (a share of full scale) added to the recording as it is
-    await table(`${setName}, with a DC offset`, clips, offsets.map((dc) => [dc ? `offset ${dc * 100} %` : 'none added', (c) => (dc ? c.samples.map((v) => v + dc) : c.samples)]));
+
+/**
+ * The read-along (alignRecording, each clip a file of its own, hmm as `auto` picks for English):
+ * words timed of the clips' words, and the MAE starts/ends (ms) of the timed ones; a clip it
+ * refuses (not speech, another text) counts its words as untimed.
+ */
+async function readAlongTable(title: string, clips: Clip[], rows: [string, (c: Clip) => Float32Array][]): Promise<void> {
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'lectern-bench-levels-'));
+  const aligner = await createAligner('hmm', { modelsDir: path.join(import.meta.dirname, '..', 'models'), device: 'cpu', threads: Math.min(2, os.availableParallelism()) });
+  const modes: [string, boolean][] = [['read-along as shipped', false], ['round 40 (detector as recorded)', true]];
+  console.log(`\n${title}: ${clips.length} clips, ${clips.reduce((n, c) => n + c.words.length, 0)} words; words timed, MAE starts/ends (ms) of those`);
+  console.log(`${''.padEnd(20)}${modes.map(([m]) => m.padEnd(34)).join('')}`);
+  try {
+    for (const [row, make] of rows) {
+      const cells: string[] = [];
+      for (const [, asRecorded] of modes) {
+        let timed = 0, words = 0, refused = 0, absStart = 0, nStart = 0, absEnd = 0, nEnd = 0;
+        for (const [k, clip] of clips.entries()) {
+          const file = path.join(work, `clip-${k}.wav`);
+          fs.writeFileSync(file, encodeWav(make(clip), clip.sampleRate));
+          words += clip.words.length;
+          const got = await alignRecording({ files: [file], words: tokenizeWords(clip.text).map((t) => t.word), language: 'en-US', aligner, energyAsRecorded: asRecorded }).catch(() => null);
+          if (!got) {
+            refused++;
+            continue;
+          }
+          clip.words.forEach((r, i) => {
+            const w = got.words[i];
+            if (!w) return;
+            timed++;
+            if (r.sure[0]) (absStart += Math.abs(w.start - r.start)), nStart++;
+            if (r.sure[1]) (absEnd += Math.abs(w.end - r.end)), nEnd++;
+          });
+        }
+        cells.push(`${timed}/${words}${refused ? ` (${refused} refused)` : ''}, ${ms(absStart / Math.max(1, nStart))}/${ms(absEnd / Math.max(1, nEnd))}`);
+      }
+      console.log(`${row.padEnd(20)}${cells.map((c) => c.padEnd(34)).join('')}`);
+    }
+  } finally {
+    await aligner.close();
+    fs.rmSync(work, { recursive: true, force: true });
   }
+}
+
+try {
+  for (const [setName, clips] of Object.entries(sets)) await table(setName, clips, conditions());
+  // the read-along on read sentences with pauses around them (a 1 s clip is no recording to locate in a book)
+  const sentences = QUICK ? loadHandReferences('held-out').filter((r) => r.audio === 'jfk.wav').map(load) : Object.values(sets).flat().filter((c) => c.samples.length / c.sampleRate >= 2.5);
+  await readAlongTable(QUICK ? 'read-along of jfk' : 'read-along of each clip of 2.5 s or more', sentences, QUICK ? conditions().slice(-1) : conditions());
 } finally {
   await Promise.all(aligners.map(([, a]) => a.close()));
 }

@@ -12,7 +12,7 @@ import { EspeakProcess, buildVoiceTable, voiceForLanguage, wordTimingsFromEvents
 import { SpeechInputError, type AlignOptions, type Aligner, type WordTiming } from '../types.ts';
 import { tokenizeWords, type WordToken } from '../words.ts';
 import { splitMergedWords } from '../merged-words.ts';
-import { noiseFloor } from './refine.ts';
+import { detectorEnergy, noiseFloor } from './refine.ts';
 
 export { splitMergedWords };
 
@@ -59,6 +59,11 @@ export interface DtwAlignerOptions {
   useReference?: boolean;
   /** Called with each stage's wall time (ms) per align() call: where an hour's time goes. */
   onStage?: (stage: string, ms: number) => void;
+  /**
+   * Read the recording's energy as recorded even where its DC offset or level masks the speech
+   * (refine.ts detectorEnergy; round 40 and before): the level bench's baseline.
+   */
+  energyAsRecorded?: boolean;
 }
 
 /** Per-frame features with each dimension normalised (mean 0, variance 1), so loudness and channel differences between TTS and a microphone cancel out. */
@@ -194,6 +199,8 @@ interface Reference extends Signal {
 interface RealSignal extends Signal {
   feat: FeatureOptions;
   quiet: number;
+  /** The digital-silence line its floors are read with (detectorEnergy). */
+  digitalSilence: number;
 }
 
 /** One signal's speech span with long pauses cut: first frame, last frame, the kept frames (relative to `from`) and their features. */
@@ -221,7 +228,7 @@ function stageTimer(onStage: DtwAlignerOptions['onStage']): Stage {
 }
 
 /** The reader's audio at 16 kHz: features, energies, and the quiet threshold (floor + 10 dB). `sourceRate`: see AlignOptions. */
-function realFeatures(native: Native, samples: Float32Array, sampleRate: number, sourceRate = sampleRate): RealSignal {
+function realFeatures(native: Native, samples: Float32Array, sampleRate: number, sourceRate = sampleRate, asRecorded = false): RealSignal {
   const real16k = sampleRate === RATE ? samples : native.resample(samples, sampleRate, RATE);
   // Both signals' mel bands stop at the band's edge (the input's Nyquist, or its source's when
   // it was resampled up: AlignOptions.sourceRate): bands that are empty in
@@ -229,9 +236,10 @@ function realFeatures(native: Native, samples: Float32Array, sampleRate: number,
   // dominate the distance.
   const feat: FeatureOptions = { ...FEATURES, fMax: Math.min(RATE, sampleRate, sourceRate) / 2 };
   const feats = native.mfcc(real16k, RATE, feat);
-  const energy = native.frameEnergy(real16k, RATE, feat);
-  // the floor of a recording leaves its digital silence out (inserted in editing): see noiseFloor
-  return { feats, energy, feat, quiet: noiseFloor(energy, 0.02) + QUIET_OVER_FLOOR };
+  // the floor of a recording leaves its digital silence out (inserted in editing): see noiseFloor;
+  // and the energy is read without the DC offset where that masks the speech (detectorEnergy)
+  const { energy, floor, digitalSilence } = detectorEnergy(real16k, RATE, Math.round((feat.frameMs! * RATE) / 1000), (s) => native.frameEnergy(s, RATE, feat), 0.02, asRecorded);
+  return { feats, energy, feat, quiet: floor + QUIET_OVER_FLOOR, digitalSilence };
 }
 
 /** eSpeak audio for one chunk of tokens: its features, energies and word bounds in frames. */
@@ -341,7 +349,7 @@ function trimReferenceWordsToSound(ref: Reference, quiet: number): void {
  */
 function alignableSpans(ref: Reference, real: RealSignal): Spans {
   // a recording's floor leaves its digital silence out (noiseFloor)
-  const [r0, r1] = speechRange(real.energy, loudnessThreshold(real.energy, 0.15, noiseFloor(real.energy, 0.1)), 5);
+  const [r0, r1] = speechRange(real.energy, loudnessThreshold(real.energy, 0.15, noiseFloor(real.energy, 0.1, real.digitalSilence)), 5);
   const [s0, s1] = speechRange(ref.energy, loudnessThreshold(ref.energy, 0.35), 5);
   const a = normalise(ref.feats);
   const b = normalise(real.feats);
@@ -575,7 +583,7 @@ export async function createDtwAligner(opts: DtwAlignerOptions = {}): Promise<Al
       if (samples.length === 0) throw new SpeechInputError('cannot align text to empty audio');
       const voice = voiceForLanguage(table, language);
       const stage = stageTimer(opts.onStage);
-      const real = realFeatures(native, samples, sampleRate, options.sourceRate);
+      const real = realFeatures(native, samples, sampleRate, options.sourceRate, opts.energyAsRecorded);
       stage('real features');
       const ref = await synthesizeAtReadersPace(engine, text, tokens, voice, rate, real, stage);
       const spans = alignableSpans(ref, real);

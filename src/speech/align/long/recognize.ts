@@ -14,7 +14,7 @@ import { arpaTrigram, dictionaryText, readDictionary } from './book-lm.ts';
 import { borrowedDictionary } from './borrowed.ts';
 import { yearReading } from '../../spoken-forms.ts';
 import { pcmSamples, RATE, readPcm, type DecodedFile } from './audio.ts';
-import { noiseFloor } from '../refine.ts';
+import { detectorEnergy } from '../refine.ts';
 import { frameEnergy, mfcc } from '../../../native/index.ts';
 import { recognizerScorer, type RecognizerScorer } from './pocketsphinx-scorer.ts';
 
@@ -65,6 +65,8 @@ export interface BookRecognizerOptions {
    * what is heard before it (see the islands of a file that matched nothing, recording.ts).
    */
   cmn?: 'live' | 'utterance';
+  /** speechStretches reads the energy as recorded even where an offset or the level masks the speech (refine.ts detectorEnergy; round 40 and before): the benches' baseline. */
+  energyAsRecorded?: boolean;
 }
 
 export interface BookRecognizer {
@@ -253,7 +255,7 @@ export function createBookRecognizer(words: Iterable<string>, opts: BookRecogniz
             const file = decoded[win.file]!;
             const from = Math.max(0, win.start - CONTEXT), to = Math.min(file.duration, win.end + CONTEXT);
             const pcm = readPcm(file, from, to);
-            speechStretches(pcm).forEach(([a, z], c) => {
+            speechStretches(pcm, opts.energyAsRecorded).forEach(([a, z], c) => {
               const u = pcm.subarray(2 * Math.round(a * RATE), 2 * Math.round(z * RATE));
               if (voice && means) {
                 const mean = cepstralMean(u);
@@ -340,14 +342,15 @@ const VAD_MIN_SOUND = 0.1;
  * jfk's crowd heard as "it", "that": its chapter's first sentence was lost to that). So the
  * pauses are found here, and each stretch of sound is an utterance with a known start.
  */
-export function speechStretches(pcm: Buffer): [number, number][] {
+export function speechStretches(pcm: Buffer, energyAsRecorded = false): [number, number][] {
   const hop = Math.round(VAD_FRAME * RATE);
   const n = Math.floor(pcm.length / 2 / hop);
   if (!n) return [];
   // whole frames only, back to back
   const samples = pcmSamples(pcm, n * hop);
-  const energy = frameEnergy(samples, RATE, { frameMs: 1000 * VAD_FRAME, hopMs: 1000 * VAD_FRAME });
-  const thr = noiseFloor(energy) + VAD_OVER_FLOOR;
+  // the energy as it is, or without the DC offset where that masks the speech (detectorEnergy)
+  const { energy, floor } = detectorEnergy(samples, RATE, hop, (s) => frameEnergy(s, RATE, { frameMs: 1000 * VAD_FRAME, hopMs: 1000 * VAD_FRAME }), 0.05, energyAsRecorded);
+  const thr = floor + VAD_OVER_FLOOR;
   const out: [number, number][] = [];
   let start = -1, last = -1, sound = 0;
   const close = () => {

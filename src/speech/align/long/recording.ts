@@ -263,6 +263,8 @@ export interface AlignRecordingOptions {
   processes?: number;
   /** The recogniser's acoustic scorer (default simd; stock: the library's own, the benches' baseline). */
   recognizerScorer?: RecognizerScorer;
+  /** The voice detector reads the energy as recorded even where an offset or the level masks the speech (BookRecognizerOptions; the benches' round-40 baseline). */
+  energyAsRecorded?: boolean;
   /**
    * The files' names as the user gave them (upload names; default: the paths' base names), in
    * the order of `files`. A file that matches no text (an opening tune, credits) is placed by
@@ -509,7 +511,7 @@ export function firstWindows(files: { decoded: { index: number; duration: number
 async function locate(run: Run, workDir: string): Promise<{ pace: Pace; decodedSeconds: number; dictionary: Map<string, string[]> }> {
   const { opts, files, keys, stop } = run;
   const words = new Set(keys);
-  const recognizer = createBookRecognizer(words, { workDir, language: opts.language, sentences: sentencesIn(run, 0, keys.length - 1), processes: opts.processes, dictionary: await bookDictionary(words, opts.language), scorer: opts.recognizerScorer });
+  const recognizer = createBookRecognizer(words, { workDir, language: opts.language, sentences: sentencesIn(run, 0, keys.length - 1), processes: opts.processes, dictionary: await bookDictionary(words, opts.language), scorer: opts.recognizerScorer, energyAsRecorded: opts.energyAsRecorded });
   let pending = firstWindows(files, files.reduce((s, f) => s + f.decoded.duration, 0));
   let pace: Pace = DEFAULT_PACE;
   let decodedSeconds = 0;
@@ -591,7 +593,7 @@ async function hearIslandsOnce(run: Run, workDir: string, islands: Island[], pac
         // mean carried over those heard the sentence as other words (messy-placements draws 66,
         // 169, 234: "He might even have been made amiable himself." untimed, the file order wrong)
         const cmn = files[islands[i]!.file]!.runs.length ? 'live' : 'utterance';
-        const recognizer = createBookRecognizer(new Set(sentences.flat()), { workDir: dir, language: opts.language, sentences, processes: 1, dictionary, scorer: opts.recognizerScorer, cmn });
+        const recognizer = createBookRecognizer(new Set(sentences.flat()), { workDir: dir, language: opts.language, sentences, processes: 1, dictionary, scorer: opts.recognizerScorer, cmn, energyAsRecorded: opts.energyAsRecorded });
         // no trigram to anchor with: names and numbers the dictionary lacks are all the text there is
         // beside runs, an utterance that sounds like the narrator is heard with the narrator's
         // mean (round 29: a sentence after music, heard with the mean the music left, came out as
