@@ -832,6 +832,14 @@ describe('long recordings: a messy audiobook aligned to its book', () => {
     await expect(run).rejects.toThrow();
   }, 60_000);
 
+  // a run of fewer than 5 anchors is chance (the recogniser hears any speech as the book's words),
+  // so goforward's "go forward ten meters" was heard and refused as "does not sound like speech"
+  it('refuses a text of under 5 spoken words, saying why, before decoding anything', async () => {
+    const err = await alignRecording({ files: [path.join(FIX, 'speech', 'goforward.wav')], words: ['go', 'forward', 'ten', 'meters'], language: 'en-US', aligner }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SpeechInputError);
+    expect((err as Error).message).toBe('the text holds 4 spoken words: a recording is located in its text by runs of 5 words heard in order, so a read-along needs a text of at least 5 words');
+  });
+
   it('fails with the matched share when the recording is of another text', async () => {
     const other = tokenizeWords((await unspokenParagraphs(30)).slice(4).join(' ')).map((t) => t.word);
     const err = await alignRecording({ files: book.files, words: other, language: 'en-US', aligner }).catch((e: unknown) => e);
