@@ -13,7 +13,8 @@
 // Round 41: the same conditions, and quiet recordings with an offset, for the two detectors of
 // sound that read the energy as recorded (refine.ts detectorEnergy): dtw's, shipped against
 // round 40 (energyAsRecorded), and the read-along's voice detector, through alignRecording on each
-// clip as one file (words timed, and the MAE of the timed ones).
+// clip as one file (words timed, and the MAE of the timed ones); and mains hum, which nothing
+// here takes out yet (rows 'hum').
 // Run: node --import tsx bench/align-levels.bench.ts [quick] [--emu-ae DIR]
 import fs from 'node:fs';
 import os from 'node:os';
@@ -44,6 +45,8 @@ const levels: (number | null)[] = QUICK ? [null, -30] : [null, -20, -25, -30, -3
 const offsets = QUICK ? [0, 0.01] : [0, 0.003, 0.01, 0.03];
 /** Quiet and offset at once (round 41): [peak dBFS, offset]. */
 const both: [number, number][] = QUICK ? [[-30, 0.01]] : [[-30, 0.005], [-30, 0.01], [-40, 0.003]];
+/** Mains hum added (round 41, not handled: README): 50 Hz and its third harmonic at half its amplitude, the whole at this level (dBFS). */
+const hums = QUICK ? [] : [-50, -40, -35];
 
 /** The clip scaled to peak at `db` dBFS and rounded to 16 bits. */
 function atLevel(samples: Float32Array, db: number): Float32Array {
@@ -54,6 +57,12 @@ function atLevel(samples: Float32Array, db: number): Float32Array {
 
 /** The clip with a DC offset (a share of full scale) added, rounded to 16 bits. */
 const withOffset = (samples: Float32Array, dc: number) => samples.map((v) => Math.max(-32768, Math.min(32767, Math.round((v + dc) * 32767))) / 32768);
+
+/** The clip with mains hum added: 50 Hz and 150 Hz at half its amplitude, `db` dBFS in all (RMS), rounded to 16 bits. */
+function withHum(samples: Float32Array, rate: number, db: number): Float32Array {
+  const a = 10 ** (db / 20) * Math.SQRT2 / Math.sqrt(1.25);
+  return samples.map((v, i) => Math.max(-32768, Math.min(32767, Math.round((v + a * (Math.sin((2 * Math.PI * 50 * i) / rate) + 0.5 * Math.sin((2 * Math.PI * 150 * i) / rate + 1))) * 32767))) / 32768);
+}
 
 type Closable = Aligner & { close(): Promise<void> };
 const aligners: [string, Closable][] = [
@@ -70,6 +79,7 @@ const conditions = (): [string, (c: Clip) => Float32Array][] => [
   ...levels.map((db): [string, (c: Clip) => Float32Array] => [db === null ? 'as recorded' : `${db} dBFS`, (c) => (db === null ? c.samples : atLevel(c.samples, db))]),
   ...offsets.filter((dc) => dc).map((dc): [string, (c: Clip) => Float32Array] => [`offset ${dc * 100} %`, (c) => withOffset(c.samples, dc)]),
   ...both.map(([db, dc]): [string, (c: Clip) => Float32Array] => [`${db} dBFS, ${dc * 100} %`, (c) => withOffset(atLevel(c.samples, db), dc)]),
+  ...hums.map((db): [string, (c: Clip) => Float32Array] => [`hum ${db} dBFS`, (c) => withHum(c.samples, c.sampleRate, db)]),
 ];
 
 /** One table: a row per condition, a column per aligner. */
