@@ -1055,8 +1055,9 @@ describe('long recordings: inputs', () => {
   it('refuses a file that is not audio, a language eSpeak does not speak, and empty inputs, with clear errors', async () => {
     const bad = path.join(TMP, 'not-audio.mp3');
     fs.writeFileSync(bad, 'this is text, not an MP3');
-    await expect(alignRecording({ files: [bad], words: ['hello'], language: 'en', aligner })).rejects.toThrow(RecordingInputError);
-    await expect(alignRecording({ files: [bad], words: ['hello'], language: 'en', aligner })).rejects.toThrow(/audio file 1 \(not-audio\.mp3\) cannot be read/);
+    const words = ['hello', 'there,', 'my', 'good', 'friend.'];
+    await expect(alignRecording({ files: [bad], words, language: 'en', aligner })).rejects.toThrow(RecordingInputError);
+    await expect(alignRecording({ files: [bad], words, language: 'en', aligner })).rejects.toThrow(/audio file 1 \(not-audio\.mp3\) cannot be read/);
     await expect(alignRecording({ files: [path.join(FIX, 'speech', 'jfk.wav')], words: ['nuqneH'], language: 'tlh', aligner })).rejects.toThrow(SpeechInputError);
     await expect(alignRecording({ files: [path.join(FIX, 'speech', 'jfk.wav')], words: ['nuqneH'], language: 'tlh', aligner })).rejects.toThrow(/cannot locate the text in a recording in language "tlh": long recordings can be aligned in every language eSpeak NG speaks .*; eSpeak NG has no voice for it/);
     await expect(alignRecording({ files: [], words: ['a'], language: 'en', aligner })).rejects.toThrow(/no audio files/);

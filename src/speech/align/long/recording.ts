@@ -466,15 +466,15 @@ export async function alignRecording(opts: AlignRecordingOptions): Promise<Recor
 async function checkInput(opts: AlignRecordingOptions): Promise<void> {
   if (!opts.files.length) throw new SpeechInputError('no audio files to align');
   if (!opts.words.length) throw new SpeechInputError('the document has no words to align');
+  if (opts.names && opts.names.length !== opts.files.length) throw new SpeechInputError(`${opts.names.length} names for ${opts.files.length} audio files`);
+  if (!(await recordingLanguageSupported(opts.language))) {
+    throw new SpeechInputError(`cannot locate the text in a recording in language "${opts.language}": long recordings can be aligned in ${RECORDING_LANGUAGES}; eSpeak NG has no voice for it`);
+  }
   // the recogniser hears any speech as the book's words (its model holds nothing else), so a run
   // shorter than MIN_ANCHORS is chance; a text that short could only ever be refused as not speech
   const spoken = bookKeys(opts.words, opts.language).keys.length;
   if (spoken < MIN_ANCHORS) {
     throw new SpeechInputError(`the text holds ${spoken} spoken word${spoken === 1 ? '' : 's'}: a recording is located in its text by runs of ${MIN_ANCHORS} words heard in order, so a read-along needs a text of at least ${MIN_ANCHORS} words`);
-  }
-  if (opts.names && opts.names.length !== opts.files.length) throw new SpeechInputError(`${opts.names.length} names for ${opts.files.length} audio files`);
-  if (!(await recordingLanguageSupported(opts.language))) {
-    throw new SpeechInputError(`cannot locate the text in a recording in language "${opts.language}": long recordings can be aligned in ${RECORDING_LANGUAGES}; eSpeak NG has no voice for it`);
   }
 }
 
