@@ -160,9 +160,9 @@ export function spectralChangeOf(samples: Float32Array, sampleRate: number, mel:
 export const DIGITAL_SILENCE = Math.log(400 * 1e-9);
 /**
  * The line until round 40 (-80 dBFS). The long recording's voice detector (long/recognize.ts)
- * and dtw keep it (noiseFloor's default): with -90 there, the recogniser heard a quiet music
- * intro as speech and one messy-book draw (74 of the first 144) timed 25 unread words of the book
- * over it; moving them needs the locate benches run again, which round 40 did not do.
+ * and dtw keep it (noiseFloor's default) where it does not mask the speech (detectorEnergy):
+ * with -90 there everywhere, the recogniser heard a quiet music intro as speech and one
+ * messy-book draw (74 of the first 144) timed 25 unread words of the book over it.
  */
 export const DIGITAL_SILENCE_LOCATE = Math.log(400 * 1e-8);
 
