@@ -48,20 +48,23 @@ const both: [number, number][] = QUICK ? [[-30, 0.01]] : [[-30, 0.005], [-30, 0.
 /** Mains hum added (round 41, not handled: README): 50 Hz and its third harmonic at half its amplitude, the whole at this level (dBFS). */
 const hums = QUICK ? [] : [-50, -40, -35];
 
+/** A sample as a 16-bit WAV file holds it. */
+const as16Bit = (v: number) => Math.max(-32768, Math.min(32767, Math.round(v * 32767))) / 32768;
+
 /** The clip scaled to peak at `db` dBFS and rounded to 16 bits. */
 function atLevel(samples: Float32Array, db: number): Float32Array {
   const peak = samples.reduce((m, v) => Math.max(m, Math.abs(v)), 0);
   const gain = 10 ** (db / 20) / peak;
-  return samples.map((v) => Math.max(-32768, Math.min(32767, Math.round(v * gain * 32767))) / 32768);
+  return samples.map((v) => as16Bit(v * gain));
 }
 
 /** The clip with a DC offset (a share of full scale) added, rounded to 16 bits. */
-const withOffset = (samples: Float32Array, dc: number) => samples.map((v) => Math.max(-32768, Math.min(32767, Math.round((v + dc) * 32767))) / 32768);
+const withOffset = (samples: Float32Array, dc: number) => samples.map((v) => as16Bit(v + dc));
 
 /** The clip with mains hum added: 50 Hz and 150 Hz at half its amplitude, `db` dBFS in all (RMS), rounded to 16 bits. */
 function withHum(samples: Float32Array, rate: number, db: number): Float32Array {
-  const a = 10 ** (db / 20) * Math.SQRT2 / Math.sqrt(1.25);
-  return samples.map((v, i) => Math.max(-32768, Math.min(32767, Math.round((v + a * (Math.sin((2 * Math.PI * 50 * i) / rate) + 0.5 * Math.sin((2 * Math.PI * 150 * i) / rate + 1))) * 32767))) / 32768);
+  const a = (10 ** (db / 20) * Math.SQRT2) / Math.sqrt(1.25);
+  return samples.map((v, i) => as16Bit(v + a * (Math.sin((2 * Math.PI * 50 * i) / rate) + 0.5 * Math.sin((2 * Math.PI * 150 * i) / rate + 1))));
 }
 
 type Closable = Aligner & { close(): Promise<void> };

@@ -291,14 +291,12 @@ export interface DetectorEnergy {
 export function detectorEnergy(samples: Float32Array, sampleRate: number, frameSamples: number, energyOf: (samples: Float32Array) => Float32Array, p = 0.05, asRecorded = false): DetectorEnergy {
   const energy = energyOf(samples);
   const asIs = sortedLiveFrames(energy, DIGITAL_SILENCE_LOCATE);
-  const floor = ofSorted(asIs, p);
-  const range = ofSorted(asIs, 0.95) - ofSorted(asIs, 0.05);
-  const asIsReading = { energy, floor, unmasked: false, digitalSilence: DIGITAL_SILENCE_LOCATE };
-  if (asRecorded || range >= MASKED_RANGE) return asIsReading;
+  const asIsReading = { energy, floor: ofSorted(asIs, p), unmasked: false, digitalSilence: DIGITAL_SILENCE_LOCATE };
+  if (asRecorded || rangeOf(asIs) >= MASKED_RANGE) return asIsReading;
   const clean = energyOf(withoutDc(samples, sampleRate));
   const line = DIGITAL_SILENCE + Math.log(frameSamples / 400);
   const live = sortedLiveFrames(clean, line);
-  if (ofSorted(live, 0.95) - ofSorted(live, 0.05) < range + UNMASKED_GAIN) return asIsReading;
+  if (rangeOf(live) < rangeOf(asIs) + UNMASKED_GAIN) return asIsReading;
   return { energy: clean, floor: ofSorted(live, p), unmasked: true, digitalSilence: line };
 }
 
@@ -308,11 +306,13 @@ function sortedLiveFrames(energy: Float32Array, digitalSilence: number): Float32
   return (live.length >= MIN_LIVE ? live : Float32Array.from(energy)).sort();
 }
 
+/** How far (ln power) the loud frames, the 95th percentile, lie above the 5th, of frames already sorted. */
+const rangeOf = (sorted: Float32Array) => ofSorted(sorted, 0.95) - ofSorted(sorted, 0.05);
+
 /** The noise floor (noiseFloor's default) and how far (ln power) the loud frames, the 95th percentile, lie above it. */
 function levels(energy: Float32Array, digitalSilence = DIGITAL_SILENCE): { floor: number; range: number } {
   const live = sortedLiveFrames(energy, digitalSilence);
-  const floor = ofSorted(live, 0.05);
-  return { floor, range: ofSorted(live, 0.95) - floor };
+  return { floor: ofSorted(live, 0.05), range: rangeOf(live) };
 }
 
 /**

@@ -425,6 +425,8 @@ interface Cut {
 
 export async function alignRecording(opts: AlignRecordingOptions): Promise<RecordingAlignment> {
   await checkInput(opts);
+  const { keys, keyToken, sentenceEnd } = bookKeys(opts.words, opts.language);
+  checkTextLength(keys.length);
   const ownDir = !opts.workDir;
   const workDir = opts.workDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'lectern-recording-'));
   const stop = async () => {
@@ -433,7 +435,6 @@ export async function alignRecording(opts: AlignRecordingOptions): Promise<Recor
   try {
     const decoded = await decodeFiles(opts, workDir, stop);
     const files: FileState[] = decoded.map((d) => ({ decoded: d, covered: [], heard: [], runs: [] }));
-    const { keys, keyToken, sentenceEnd } = bookKeys(opts.words, opts.language);
     const endsSentence = Uint8Array.from(opts.words, (w) => (isSentenceEnd(w) ? 1 : 0));
     for (const t of opts.blockEnds ?? []) if (t >= 0 && t < endsSentence.length) endsSentence[t] = 1;
     const run: Run = { opts, files, keys, keyToken, sentenceEnd, endsSentence, index: buildTextIndex(keys), stop };
@@ -470,9 +471,13 @@ async function checkInput(opts: AlignRecordingOptions): Promise<void> {
   if (!(await recordingLanguageSupported(opts.language))) {
     throw new SpeechInputError(`cannot locate the text in a recording in language "${opts.language}": long recordings can be aligned in ${RECORDING_LANGUAGES}; eSpeak NG has no voice for it`);
   }
-  // the recogniser hears any speech as the book's words (its model holds nothing else), so a run
-  // shorter than MIN_ANCHORS is chance; a text that short could only ever be refused as not speech
-  const spoken = bookKeys(opts.words, opts.language).keys.length;
+}
+
+/**
+ * The recogniser hears any speech as the book's words (its model holds nothing else), so a run
+ * shorter than MIN_ANCHORS is chance; a text that short could only ever be refused as not speech.
+ */
+function checkTextLength(spoken: number): void {
   if (spoken < MIN_ANCHORS) {
     throw new SpeechInputError(`the text holds ${spoken} spoken word${spoken === 1 ? '' : 's'}: a recording is located in its text by runs of ${MIN_ANCHORS} words heard in order, so a read-along needs a text of at least ${MIN_ANCHORS} words`);
   }
