@@ -13,9 +13,11 @@
 // Round 41: the same conditions, and quiet recordings with an offset, for the two detectors of
 // sound that read the energy as recorded (refine.ts detectorEnergy): dtw's, shipped against
 // round 40 (energyAsRecorded), and the read-along's voice detector, through alignRecording on each
-// clip as one file (words timed, and the MAE of the timed ones); and mains hum, which nothing
-// here takes out yet (rows 'hum').
-// Run: node --import tsx bench/align-levels.bench.ts [quick] [--emu-ae DIR]
+// clip as one file (words timed, and the MAE of the timed ones); and mains hum (rows 'hum').
+// Round 42: hmm subtracts steady mains hum before it refines (hum.ts), against round 41's
+// refinement of the hummed audio; rows 'buzz' add a 60 Hz hum with nine harmonics, as a ground
+// loop gives.
+// Run: node --import tsx bench/align-levels.bench.ts [quick] [--emu-ae DIR] [--rows WORDS] (only the rows whose name holds one of the comma-separated WORDS)
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -61,6 +63,14 @@ function atLevel(samples: Float32Array, db: number): Float32Array {
 /** The clip with a DC offset (a share of full scale) added, rounded to 16 bits. */
 const withOffset = (samples: Float32Array, dc: number) => samples.map((v) => as16Bit(v + dc));
 
+/** A ground loop's buzz: 60.03 Hz and its harmonics to the tenth, at these amplitudes. */
+const BUZZ = [1, 0.6, 0.5, 0.3, 0.25, 0.15, 0.1, 0.08, 0.05, 0.04];
+/** The clip with that buzz added, `db` dBFS in all (RMS), rounded to 16 bits. */
+function withBuzz(samples: Float32Array, rate: number, db: number): Float32Array {
+  const a = (10 ** (db / 20) * Math.SQRT2) / Math.hypot(...BUZZ);
+  return samples.map((v, i) => as16Bit(v + a * BUZZ.reduce((s, h, k) => s + h * Math.sin((2 * Math.PI * 60.03 * (k + 1) * i) / rate + k), 0)));
+}
+
 /** The clip with mains hum added: 50 Hz and 150 Hz at half its amplitude, `db` dBFS in all (RMS), rounded to 16 bits. */
 function withHum(samples: Float32Array, rate: number, db: number): Float32Array {
   const a = (10 ** (db / 20) * Math.SQRT2) / Math.sqrt(1.25);
@@ -71,6 +81,8 @@ type Closable = Aligner & { close(): Promise<void> };
 const aligners: [string, Closable][] = [
   ['hmm as shipped (-90 dBFS, no DC)', await createHmmAligner()],
   // round 39: the line at -80 dBFS (what the locate phase still uses), the energy read with its DC offset, one floor per clip
+  // round 41: the hummed audio refined as it is
+  ['hmm round 41 (hum kept)', await createHmmAligner({ refine: { removeHum: false } })],
   ['hmm round 39 (-80 dBFS, with DC)', await createHmmAligner({ refine: { digitalSilence: DIGITAL_SILENCE_LOCATE, dcCutoffHz: 0, joinSeconds: 0 } })],
   ['dtw as shipped', await createDtwAligner()],
   // round 40: dtw's floor and quiet threshold read from the energy as recorded, whatever masks the speech
@@ -78,12 +90,14 @@ const aligners: [string, Closable][] = [
 ];
 
 const ms = (x: number) => (1000 * x).toFixed(1);
+const rowsArg = process.argv.includes('--rows') ? process.argv[process.argv.indexOf('--rows') + 1] : undefined;
 const conditions = (): [string, (c: Clip) => Float32Array][] => [
   ...levels.map((db): [string, (c: Clip) => Float32Array] => [db === null ? 'as recorded' : `${db} dBFS`, (c) => (db === null ? c.samples : atLevel(c.samples, db))]),
   ...offsets.filter((dc) => dc).map((dc): [string, (c: Clip) => Float32Array] => [`offset ${dc * 100} %`, (c) => withOffset(c.samples, dc)]),
   ...both.map(([db, dc]): [string, (c: Clip) => Float32Array] => [`${db} dBFS, ${dc * 100} %`, (c) => withOffset(atLevel(c.samples, db), dc)]),
   ...hums.map((db): [string, (c: Clip) => Float32Array] => [`hum ${db} dBFS`, (c) => withHum(c.samples, c.sampleRate, db)]),
-];
+  ...hums.map((db): [string, (c: Clip) => Float32Array] => [`buzz ${db} dBFS`, (c) => withBuzz(c.samples, c.sampleRate, db)]),
+].filter(([name]) => !rowsArg || rowsArg.split(',').some((w) => name.includes(w)));
 
 /** One table: a row per condition, a column per aligner. */
 async function table(title: string, clips: Clip[], rows: [string, (c: Clip) => Float32Array][]): Promise<void> {

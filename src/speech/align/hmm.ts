@@ -14,6 +14,7 @@ import { MissingModelError, SpeechInputError, type AlignedWord, type Aligner, ty
 import { spokenForms } from '../spoken-forms.ts';
 import { tokenizeWords } from '../words.ts';
 import { borrowedModel, hmmLanguages, installedAcousticModels, modelFor, primaryLanguage, secondModelFor, type AcousticModel } from './acoustic-models.ts';
+import { withoutHum } from './hum.ts';
 import { ipaToPhones } from './phones.ts';
 import { DEFAULT_REFINE, dynamicRange, refineBoundaries, spectralChangeOf, withoutDc, type RefineParams, type Segment } from './refine.ts';
 import { soundswallowerBinary, type Scorer } from './soundswallower-wasm.ts';
@@ -549,8 +550,10 @@ function timeWords(st: HmmState, d: Decoded): AlignedWord[] {
   if (!d.tokens.length) return [];
   if (!d.decodes.length) return d.tokens.map((word) => ({ word, start: 0, end: 0 }));
   if (st.opts.raw) return wordTimings(d, rawSpans(d.decodes));
-  const energy = d.energy ?? frameEnergyOf(st, d.audio);
-  const change = spectralChangeOf(d.audio, RATE, st.native.melSpectrogram);
+  // the refinement reads the clip without its mains hum, if it has any (RefineParams.removeHum)
+  const audio = (st.opts.refine?.removeHum ?? DEFAULT_REFINE.removeHum) ? withoutHum(d.audio, RATE).samples : d.audio;
+  const energy = (audio === d.audio ? d.energy : undefined) ?? frameEnergyOf(st, audio);
+  const change = spectralChangeOf(audio, RATE, st.native.melSpectrogram);
   const spans = refineBoundaries(d.decodes, energy, HOP_S, st.opts.refine, change);
   return wordTimings(d, spans);
 }
