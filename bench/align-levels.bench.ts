@@ -14,8 +14,9 @@
 // sound that read the energy as recorded (refine.ts detectorEnergy): dtw's, shipped against
 // round 40 (energyAsRecorded), and the read-along's voice detector, through alignRecording on each
 // clip as one file (words timed, and the MAE of the timed ones); and mains hum (rows 'hum').
-// Round 42: hmm subtracts steady mains hum before it refines (hum.ts), against round 41's
-// refinement of the hummed audio; rows 'buzz' add a 60 Hz hum with nine harmonics, as a ground
+// Round 42: hmm subtracts steady mains hum before it decodes and refines (hum.ts), and dtw before it reads
+// its features and energy, each against round 41's reading of the hummed audio (the read-along's
+// segments too); rows 'buzz' add a 60 Hz hum with nine harmonics, as a ground
 // loop gives.
 // Run: node --import tsx bench/align-levels.bench.ts [quick] [--emu-ae DIR] [--rows WORDS] (only the rows whose name holds one of the comma-separated WORDS)
 import fs from 'node:fs';
@@ -81,12 +82,14 @@ type Closable = Aligner & { close(): Promise<void> };
 const aligners: [string, Closable][] = [
   ['hmm as shipped (-90 dBFS, no DC)', await createHmmAligner()],
   // round 39: the line at -80 dBFS (what the locate phase still uses), the energy read with its DC offset, one floor per clip
-  // round 41: the hummed audio refined as it is
-  ['hmm round 41 (hum kept)', await createHmmAligner({ refine: { removeHum: false } })],
+  // round 41: the hummed audio decoded and refined as it is
+  ['hmm round 41 (hum kept)', await createHmmAligner({ removeHum: false })],
   ['hmm round 39 (-80 dBFS, with DC)', await createHmmAligner({ refine: { digitalSilence: DIGITAL_SILENCE_LOCATE, dcCutoffHz: 0, joinSeconds: 0 } })],
   ['dtw as shipped', await createDtwAligner()],
   // round 40: dtw's floor and quiet threshold read from the energy as recorded, whatever masks the speech
   ['dtw round 40 (as recorded)', await createDtwAligner({ energyAsRecorded: true })],
+  // round 41: the hummed audio's features and energy as they are
+  ['dtw round 41 (hum kept)', await createDtwAligner({ removeHum: 'none' })],
 ];
 
 const ms = (x: number) => (1000 * x).toFixed(1);
@@ -121,19 +124,21 @@ async function table(title: string, clips: Clip[], rows: [string, (c: Clip) => F
 async function readAlongTable(title: string, clips: Clip[], rows: [string, (c: Clip) => Float32Array][]): Promise<void> {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'lectern-bench-levels-'));
   const aligner = await createAligner('hmm', { modelsDir: path.join(import.meta.dirname, '..', 'models'), device: 'cpu', threads: Math.min(2, os.availableParallelism()) });
-  const modes: [string, boolean][] = [['read-along as shipped', false], ['round 40 (detector as recorded)', true]];
+  // round 41: the segments' hmm reading the hummed audio as it is (one thread)
+  const humKept = await createHmmAligner({ removeHum: false });
+  const modes: [string, boolean, Aligner][] = [['read-along as shipped', false, aligner], ['round 40 (detector as recorded)', true, aligner], ['round 41 (hum kept)', false, humKept]];
   console.log(`\n${title}: ${clips.length} clips, ${clips.reduce((n, c) => n + c.words.length, 0)} words; words timed, MAE starts/ends (ms) of those`);
   console.log(`${''.padEnd(20)}${modes.map(([m]) => m.padEnd(34)).join('')}`);
   try {
     for (const [row, make] of rows) {
       const cells: string[] = [];
-      for (const [, asRecorded] of modes) {
+      for (const [, asRecorded, segmentAligner] of modes) {
         let timed = 0, words = 0, refused = 0, absStart = 0, nStart = 0, absEnd = 0, nEnd = 0;
         for (const [k, clip] of clips.entries()) {
           const file = path.join(work, `clip-${k}.wav`);
           fs.writeFileSync(file, encodeWav(make(clip), clip.sampleRate));
           words += clip.words.length;
-          const got = await alignRecording({ files: [file], words: tokenizeWords(clip.text).map((t) => t.word), language: 'en-US', aligner, energyAsRecorded: asRecorded }).catch(() => null);
+          const got = await alignRecording({ files: [file], words: tokenizeWords(clip.text).map((t) => t.word), language: 'en-US', aligner: segmentAligner, energyAsRecorded: asRecorded }).catch(() => null);
           if (!got) {
             refused++;
             continue;
@@ -152,6 +157,7 @@ async function readAlongTable(title: string, clips: Clip[], rows: [string, (c: C
     }
   } finally {
     await aligner.close();
+    await humKept.close();
     fs.rmSync(work, { recursive: true, force: true });
   }
 }

@@ -12,6 +12,7 @@ import { EspeakProcess, buildVoiceTable, voiceForLanguage, wordTimingsFromEvents
 import { SpeechInputError, type AlignOptions, type Aligner, type WordTiming } from '../types.ts';
 import { tokenizeWords, type WordToken } from '../words.ts';
 import { splitMergedWords } from '../merged-words.ts';
+import { withoutHum } from './hum.ts';
 import { detectorEnergy, noiseFloor } from './refine.ts';
 
 export { splitMergedWords };
@@ -64,6 +65,8 @@ export interface DtwAlignerOptions {
    * (refine.ts detectorEnergy; round 40 and before): the level bench's baseline.
    */
   energyAsRecorded?: boolean;
+  /** Where the recording's features come from: 'features' (default since round 42), the audio without its mains hum for both the features and the energy (hum.ts); 'energy': for the energy alone; 'none': as it is (round 41). */
+  removeHum?: 'features' | 'energy' | 'none';
 }
 
 /** Per-frame features with each dimension normalised (mean 0, variance 1), so loudness and channel differences between TTS and a microphone cancel out. */
@@ -228,8 +231,10 @@ function stageTimer(onStage: DtwAlignerOptions['onStage']): Stage {
 }
 
 /** The reader's audio at 16 kHz: features, energies, and the quiet threshold (floor + 10 dB). `sourceRate`: see AlignOptions. */
-function realFeatures(native: Native, samples: Float32Array, sampleRate: number, sourceRate = sampleRate, asRecorded = false): RealSignal {
-  const real16k = sampleRate === RATE ? samples : native.resample(samples, sampleRate, RATE);
+function realFeatures(native: Native, samples: Float32Array, sampleRate: number, sourceRate = sampleRate, asRecorded = false, removeHum: 'features' | 'energy' | 'none' = 'features'): RealSignal {
+  const asIs = sampleRate === RATE ? samples : native.resample(samples, sampleRate, RATE);
+  const humFree = removeHum === 'none' ? asIs : withoutHum(asIs, RATE).samples;
+  const real16k = removeHum === 'features' ? humFree : asIs;
   // Both signals' mel bands stop at the band's edge (the input's Nyquist, or its source's when
   // it was resampled up: AlignOptions.sourceRate): bands that are empty in
   // narrow-band audio (8 kHz telephone, old recordings) but full in eSpeak's would
@@ -238,7 +243,7 @@ function realFeatures(native: Native, samples: Float32Array, sampleRate: number,
   const feats = native.mfcc(real16k, RATE, feat);
   // the floor of a recording leaves its digital silence out (inserted in editing): see noiseFloor;
   // and the energy is read without the DC offset where that masks the speech (detectorEnergy)
-  const { energy, floor, digitalSilence } = detectorEnergy(real16k, RATE, Math.round((feat.frameMs! * RATE) / 1000), (s) => native.frameEnergy(s, RATE, feat), 0.02, asRecorded);
+  const { energy, floor, digitalSilence } = detectorEnergy(humFree, RATE, Math.round((feat.frameMs! * RATE) / 1000), (s) => native.frameEnergy(s, RATE, feat), 0.02, asRecorded);
   return { feats, energy, feat, quiet: floor + QUIET_OVER_FLOOR, digitalSilence };
 }
 
@@ -583,7 +588,7 @@ export async function createDtwAligner(opts: DtwAlignerOptions = {}): Promise<Al
       if (samples.length === 0) throw new SpeechInputError('cannot align text to empty audio');
       const voice = voiceForLanguage(table, language);
       const stage = stageTimer(opts.onStage);
-      const real = realFeatures(native, samples, sampleRate, options.sourceRate, opts.energyAsRecorded);
+      const real = realFeatures(native, samples, sampleRate, options.sourceRate, opts.energyAsRecorded, opts.removeHum);
       stage('real features');
       const ref = await synthesizeAtReadersPace(engine, text, tokens, voice, rate, real, stage);
       const spans = alignableSpans(ref, real);

@@ -71,6 +71,11 @@ export interface HmmAlignerOptions {
   model?: string;
   /** AlignOptions.secondModel for every call, whatever the call says (the benches' comparisons). */
   secondModel?: SecondModel;
+  /**
+   * Subtract steady mains hum from the audio before it is decoded and refined, where there is
+   * enough of it (hum.ts; default true since round 42; false: round 41, the benches' baseline).
+   */
+  removeHum?: boolean;
 }
 
 /** One decode's word and pause segments, in seconds of the input. */
@@ -479,7 +484,10 @@ async function decodeAll(st: HmmState, samples: Float32Array, sampleRate: number
   if (!model) {
     throw new SpeechInputError(`the hmm aligner has no acoustic model for language "${language}" (it has: ${st.languages.join(', ')}); use the dtw or auto aligner`);
   }
-  const audio = sampleRate === RATE ? samples : st.native.resample(samples, sampleRate, RATE);
+  const resampled = sampleRate === RATE ? samples : st.native.resample(samples, sampleRate, RATE);
+  // mains hum raises every pause's floor for the refinement, and moves the 8 kHz model's edges
+  // where it decodes alone (README, *Mains hum*): out of the audio before anything reads it
+  const audio = (st.opts.removeHum ?? true) ? withoutHum(resampled, RATE).samples : resampled;
   // a token read as the narration reads it where the spoken-form rules rewrite it ("in 1894," → "in 18 94,")
   const forms = spokenForms(text, language);
   const said = tokenizeWords(forms.text).map((t) => t.word);
@@ -550,10 +558,8 @@ function timeWords(st: HmmState, d: Decoded): AlignedWord[] {
   if (!d.tokens.length) return [];
   if (!d.decodes.length) return d.tokens.map((word) => ({ word, start: 0, end: 0 }));
   if (st.opts.raw) return wordTimings(d, rawSpans(d.decodes));
-  // the refinement reads the clip without its mains hum, if it has any (RefineParams.removeHum)
-  const audio = (st.opts.refine?.removeHum ?? DEFAULT_REFINE.removeHum) ? withoutHum(d.audio, RATE).samples : d.audio;
-  const energy = (audio === d.audio ? d.energy : undefined) ?? frameEnergyOf(st, audio);
-  const change = spectralChangeOf(audio, RATE, st.native.melSpectrogram);
+  const energy = d.energy ?? frameEnergyOf(st, d.audio);
+  const change = spectralChangeOf(d.audio, RATE, st.native.melSpectrogram);
   const spans = refineBoundaries(d.decodes, energy, HOP_S, st.opts.refine, change);
   return wordTimings(d, spans);
 }

@@ -107,12 +107,6 @@ export interface RefineParams {
    * pauses, each a piece's edge, moved the gated hand clips by 1.2 ms at most (starts of held-out).
    */
   joinSeconds: number;
-  /**
-   * Steady mains hum is subtracted before the energy and the spectral change are read, where it
-   * lowers the clip's quiet frames by 3 dB or more (`hum.ts`; round 42). With hum at -40 dBFS,
-   * hand tuning 36.5/40.9 -> 26.5/27.5 ms (bench/align-levels); no clip of the real sets as recorded has hum enough.
-   */
-  removeHum: boolean;
 }
 
 /** How fast the spectrum changes: one value per frame, frame f centred at f·hopS + centreS. */
@@ -235,7 +229,6 @@ export const DEFAULT_REFINE: RefineParams = {
   digitalSilence: DIGITAL_SILENCE,
   dcCutoffHz: 20,
   joinSeconds: 0.2,
-  removeHum: true,
 };
 
 function percentile(values: Float32Array, p: number): number {
