@@ -12,8 +12,9 @@
 // Longer than an hour it is not a longer book: the same ~25 min of units repeat (jfk's sentence
 // 3 times at 60 min, 16 at 360), which makes the text ambiguous; for hours of one book use
 // bench/narrated-book.bench.ts 400 --book war-of-the-worlds (README, round 33).
-// Run: node --import tsx bench/long-recording.bench.ts [minutes=60 | quick] [--aligner dtw] [--seed 11] [--messy-only] [--room-tone 10] [--scorer stock] [--recognizer stock] (or BENCH_QUICK=1 npm run bench long-recording)
+// Run: node --import tsx bench/long-recording.bench.ts [minutes=60 | quick] [--aligner dtw] [--seed 11] [--messy-only] [--room-tone 10] [--hum -40] [--scorer stock] [--recognizer stock] (or BENCH_QUICK=1 npm run bench long-recording)
 //   --room-tone DB: the messy book's files with a real room's tone added DB under their speech (round 36)
+//   --hum DB: the messy book's files with mains hum added at DB dBFS (round 42; not with --room-tone)
 //   --seed: the messy book with another draw of prompts (held-out variants; 11 is the one looked at while tuning)
 //   --details: the messy book's words timed though never spoken, and its spoken words left untimed
 import { spawnSync } from 'node:child_process';
@@ -38,7 +39,7 @@ if (!fs.existsSync(IVR.en.dir) || !fs.existsSync(IVR.en.text)) skipQuick(`needs 
 const alignerName = args[args.indexOf('--aligner') + 1] && args.includes('--aligner') ? args[args.indexOf('--aligner') + 1]! : 'dtw';
 // worker threads of the per-segment aligner (as the read-along pipeline makes it); --threads 1: in the main thread
 const threads = args.includes('--threads') ? Number(args[args.indexOf('--threads') + 1]) : defaultAlignerThreads();
-const minutes = quick ? 3 : Number(args.find((a, i) => /^\d+(\.\d+)?$/.test(a) && !['--threads', '--seed', '--room-tone'].includes(args[i - 1]!)) ?? 60);
+const minutes = quick ? 3 : Number(args.find((a, i) => /^\d+(\.\d+)?$/.test(a) && !['--threads', '--seed', '--room-tone', '--hum'].includes(args[i - 1]!)) ?? 60);
 // --seed N: the messy book with another draw of prompts (held-out variants; 11 is the one looked at while tuning)
 const messySeed = args.includes('--seed') ? Number(args[args.indexOf('--seed') + 1]) : 11;
 // --messy-only: the messy book alone (the held-out seeds, without the hour's two minutes)
@@ -194,9 +195,27 @@ const { words, spoken, refs } = book;
 const roomDb = args.includes('--room-tone') ? Number(args[args.indexOf('--room-tone') + 1]) : null;
 const roomDir = path.join(messyDir, `room-tone-${roomDb}`);
 if (roomDb !== null) fs.mkdirSync(roomDir, { recursive: true });
-const files = roomDb === null ? book.files : await Promise.all(book.files.map(async (f, i) => {
-  const out = path.join(roomDir, path.basename(f).replace(/\.\w+$/, '.wav'));
-  fs.writeFileSync(out, encodeWav(withRoomTone(await decodeAudio(f, 16000), roomDb, 7919 * (i + 1)), 16000));
+// --hum DB: every chapter file with mains hum added (50 Hz and 150 Hz at half its amplitude, DB dBFS RMS in all), as
+// a narrator's recording through a ground loop (round 42)
+const humDb = args.includes('--hum') ? Number(args[args.indexOf('--hum') + 1]) : null;
+const humDir = path.join(messyDir, `hum-${humDb}`);
+if (humDb !== null) fs.mkdirSync(humDir, { recursive: true });
+const withHum = (x: Float32Array, db: number) => {
+  const a = (10 ** (db / 20) * Math.SQRT2) / Math.sqrt(1.25);
+  // recorded with the voice: the book's joins of digital silence (10 ms or more of zeros) stay silent
+  const silent = new Uint8Array(x.length);
+  for (let i = 0; i < x.length; ) {
+    let j = i;
+    while (j < x.length && x[j] === 0) j++;
+    if (j - i >= 160) silent.fill(1, i, j);
+    i = j > i ? j : i + 1;
+  }
+  return x.map((v, i) => (silent[i] ? 0 : v + a * (Math.sin((2 * Math.PI * 50 * i) / 16000) + 0.5 * Math.sin((2 * Math.PI * 150 * i) / 16000 + 1))));
+};
+const files = roomDb === null && humDb === null ? book.files : await Promise.all(book.files.map(async (f, i) => {
+  const out = path.join(roomDb === null ? humDir : roomDir, path.basename(f).replace(/\.\w+$/, '.wav'));
+  const pcm = await decodeAudio(f, 16000);
+  fs.writeFileSync(out, encodeWav(roomDb === null ? withHum(pcm, humDb!) : withRoomTone(pcm, roomDb, 7919 * (i + 1)), 16000));
   return out;
 }));
 const skippedCount = skippedWordCount(book);
@@ -204,7 +223,7 @@ const messyT0 = performance.now();
 const messy = await alignRecording({ recognizerScorer: recognizerArg(args), files, words, blockEnds: book.blockEnds, language: 'en-US', aligner, fallbackAligner: alignerName === 'dtw' ? undefined : fallbackAligner });
 const messySecs = (performance.now() - messyT0) / 1000;
 const ms = score(messy, refs, spoken);
-console.log(`messy book${quick ? "" : ` (prompt seed ${messySeed})`}${roomDb === null ? '' : `, room tone ${roomDb} dB under the speech`}: ${files.length} files (shuffled), ${(messy.coverage.audioSeconds / 60).toFixed(1)} min, ${words.length} words of which ${ms.unspoken} never spoken (${skippedCount} in skipped sentences), ${messySecs.toFixed(1)} s:`);
+console.log(`messy book${quick ? "" : ` (prompt seed ${messySeed})`}${roomDb === null ? '' : `, room tone ${roomDb} dB under the speech`}${humDb === null ? '' : `, mains hum at ${humDb} dBFS`}: ${files.length} files (shuffled), ${(messy.coverage.audioSeconds / 60).toFixed(1)} min, ${words.length} words of which ${ms.unspoken} never spoken (${skippedCount} in skipped sentences), ${messySecs.toFixed(1)} s:`);
 console.log(`  spoken words matched ${(100 * ms.spokenMatched!).toFixed(1)}%, unspoken words given a time: ${ms.unspokenTimed}, audio matching no text ${(100 * messy.coverage.audioUnmatched).toFixed(1)}%, file order ${JSON.stringify(messy.order) === JSON.stringify(book.trueOrder) ? 'right' : 'WRONG'}`);
 const sk = skipFindings(book, messy.skippedSentences);
 if (args.includes('--details')) {
