@@ -65,8 +65,8 @@ export interface DtwAlignerOptions {
    * (refine.ts detectorEnergy; round 40 and before): the level bench's baseline.
    */
   energyAsRecorded?: boolean;
-  /** Where the recording's features come from: 'features' (default since round 42), the audio without its mains hum for both the features and the energy (hum.ts); 'energy': for the energy alone; 'none': as it is (round 41). */
-  removeHum?: 'features' | 'energy' | 'none';
+  /** Read the features and the energy from the audio without its mains hum (hum.ts; default true since round 42; false: round 41, the level bench's baseline). */
+  removeHum?: boolean;
 }
 
 /** Per-frame features with each dimension normalised (mean 0, variance 1), so loudness and channel differences between TTS and a microphone cancel out. */
@@ -231,10 +231,9 @@ function stageTimer(onStage: DtwAlignerOptions['onStage']): Stage {
 }
 
 /** The reader's audio at 16 kHz: features, energies, and the quiet threshold (floor + 10 dB). `sourceRate`: see AlignOptions. */
-function realFeatures(native: Native, samples: Float32Array, sampleRate: number, sourceRate = sampleRate, asRecorded = false, removeHum: 'features' | 'energy' | 'none' = 'features'): RealSignal {
-  const asIs = sampleRate === RATE ? samples : native.resample(samples, sampleRate, RATE);
-  const humFree = removeHum === 'none' ? asIs : withoutHum(asIs, RATE).samples;
-  const real16k = removeHum === 'features' ? humFree : asIs;
+function realFeatures(native: Native, samples: Float32Array, sampleRate: number, sourceRate = sampleRate, asRecorded = false, removeHum = true): RealSignal {
+  const resampled = sampleRate === RATE ? samples : native.resample(samples, sampleRate, RATE);
+  const real16k = removeHum ? withoutHum(resampled, RATE).samples : resampled;
   // Both signals' mel bands stop at the band's edge (the input's Nyquist, or its source's when
   // it was resampled up: AlignOptions.sourceRate): bands that are empty in
   // narrow-band audio (8 kHz telephone, old recordings) but full in eSpeak's would
@@ -243,7 +242,7 @@ function realFeatures(native: Native, samples: Float32Array, sampleRate: number,
   const feats = native.mfcc(real16k, RATE, feat);
   // the floor of a recording leaves its digital silence out (inserted in editing): see noiseFloor;
   // and the energy is read without the DC offset where that masks the speech (detectorEnergy)
-  const { energy, floor, digitalSilence } = detectorEnergy(humFree, RATE, Math.round((feat.frameMs! * RATE) / 1000), (s) => native.frameEnergy(s, RATE, feat), 0.02, asRecorded);
+  const { energy, floor, digitalSilence } = detectorEnergy(real16k, RATE, Math.round((feat.frameMs! * RATE) / 1000), (s) => native.frameEnergy(s, RATE, feat), 0.02, asRecorded);
   return { feats, energy, feat, quiet: floor + QUIET_OVER_FLOOR, digitalSilence };
 }
 

@@ -100,17 +100,10 @@ export function withoutHum(x: Float32Array, rate: number): HumRemoval {
     if (harmonic) kept.push(harmonic);
   }
   if (!kept.length) return { ...none, f0 };
-  // the floor after: the quiet frames from the residual (the others can only lie lower than
-  // they did, so this errs toward keeping the clip as it is)
-  const after = Float64Array.from(e);
-  for (let f = 0; f < e.length; f++) {
-    if (!isQuiet[f]) continue;
-    let sum = 0;
-    for (let i = f * n; i < (f + 1) * n; i++) sum += fit.residual[i]! * fit.residual[i]!;
-    after[f] = Math.log(sum / n + 1e-12);
-  }
+  // the floor after, from the residual: the quiet frames less the hum, the others as they were
+  // (they can only lie lower than that, so this errs toward keeping the clip as it is)
   const p5 = (v: Float64Array) => v.sort()[Math.floor(v.length * 0.05)]!;
-  const gainDb = ((p5(Float64Array.from(e)) - p5(after)) * 10) / Math.log(10);
+  const gainDb = ((p5(Float64Array.from(e)) - p5(frameLogEnergy(fit.residual, n))) * 10) / Math.log(10);
   if (gainDb < MIN_GAIN_DB) return { ...none, f0 };
   return { samples: fit.subtract(kept), f0, harmonics: kept.map((k) => k.k), gainDb };
 }
