@@ -18,6 +18,9 @@
 // its features and energy, each against round 41's reading of the hummed audio (the read-along's
 // segments too); rows 'buzz' add a 60 Hz hum with nine harmonics, as a ground
 // loop gives.
+// Round 43: reverberation (rows 'reverb': bench/reverb.ts, a room's decay of RT60 s at a
+// direct-to-reverberant ratio); the read-along's recogniser hears a ringing room's audio with its
+// late reverberation suppressed (audio.ts hearThroughRoom), against round 42's hearing it as it is.
 // Run: node --import tsx bench/align-levels.bench.ts [quick] [--emu-ae DIR] [--rows WORDS] (only the rows whose name holds one of the comma-separated WORDS)
 import fs from 'node:fs';
 import os from 'node:os';
@@ -25,7 +28,7 @@ import path from 'node:path';
 import { createAligner } from '../src/speech/align/aligners.ts';
 import { createDtwAligner } from '../src/speech/align/dtw.ts';
 import { createHmmAligner } from '../src/speech/align/hmm.ts';
-import { alignRecording } from '../src/speech/align/long/recording.ts';
+import { alignRecording, type AlignRecordingOptions } from '../src/speech/align/long/recording.ts';
 import { DIGITAL_SILENCE_LOCATE } from '../src/speech/align/refine.ts';
 import type { Aligner } from '../src/speech/types.ts';
 import { tokenizeWords } from '../src/speech/words.ts';
@@ -33,6 +36,7 @@ import { encodeWav } from '../src/media/wav.ts';
 import { emptyScore, loadHandClip, loadHandReferences, scoreAgainst, type HandClip, type HandReference } from '../test/fixtures/alignment/hand/references.ts';
 import { emuAeArg, loadEmuAe } from './emu-ae.ts';
 import { QUICK } from './quick.ts';
+import { reverberant } from '../test/helpers/reverb.ts';
 
 type Clip = HandClip;
 const load = (ref: HandReference): Clip => loadHandClip(ref);
@@ -50,6 +54,8 @@ const offsets = QUICK ? [0, 0.01] : [0, 0.003, 0.01, 0.03];
 const both: [number, number][] = QUICK ? [[-30, 0.01]] : [[-30, 0.005], [-30, 0.01], [-40, 0.003]];
 /** Mains hum added (round 41, not handled: README): 50 Hz and its third harmonic at half its amplitude, the whole at this level (dBFS). */
 const hums = QUICK ? [] : [-50, -40, -35];
+/** Reverberation (round 43): [RT60 s, direct-to-reverberant ratio dB]. */
+const rooms: [number, number][] = QUICK ? [] : [[0.3, 10], [0.6, 5], [0.6, 0], [1, 0]];
 
 /** A sample as a 16-bit WAV file holds it. */
 const as16Bit = (v: number) => Math.max(-32768, Math.min(32767, Math.round(v * 32767))) / 32768;
@@ -100,6 +106,7 @@ const conditions = (): [string, (c: Clip) => Float32Array][] => [
   ...both.map(([db, dc]): [string, (c: Clip) => Float32Array] => [`${db} dBFS, ${dc * 100} %`, (c) => withOffset(atLevel(c.samples, db), dc)]),
   ...hums.map((db): [string, (c: Clip) => Float32Array] => [`hum ${db} dBFS`, (c) => withHum(c.samples, c.sampleRate, db)]),
   ...hums.map((db): [string, (c: Clip) => Float32Array] => [`buzz ${db} dBFS`, (c) => withBuzz(c.samples, c.sampleRate, db)]),
+  ...rooms.map(([rt60, drr]): [string, (c: Clip) => Float32Array] => [`reverb ${rt60} s ${drr} dB`, (c) => reverberant(c.samples, c.sampleRate, rt60, drr).map(as16Bit)]),
 ].filter(([name]) => !rowsArg || rowsArg.split(',').some((w) => name.includes(w)));
 
 /** One table: a row per condition, a column per aligner. */
@@ -126,19 +133,25 @@ async function readAlongTable(title: string, clips: Clip[], rows: [string, (c: C
   const aligner = await createAligner('hmm', { modelsDir: path.join(import.meta.dirname, '..', 'models'), device: 'cpu', threads: Math.min(2, os.availableParallelism()) });
   // round 41: the segments' hmm reading the hummed audio as it is (one thread)
   const humKept = await createHmmAligner({ removeHum: false });
-  const modes: [string, boolean, Aligner][] = [['read-along as shipped', false, aligner], ['round 40 (detector as recorded)', true, aligner], ['round 41 (hum kept)', false, humKept]];
+  // round 42: the recogniser hearing a ringing room's audio as it is
+  const modes: [string, Partial<AlignRecordingOptions>, Aligner][] = [
+    ['read-along as shipped', {}, aligner],
+    ['round 40 (detector as recorded)', { energyAsRecorded: true }, aligner],
+    ['round 41 (hum kept)', {}, humKept],
+    ['round 42 (reverb heard)', { suppressReverb: false }, aligner],
+  ];
   console.log(`\n${title}: ${clips.length} clips, ${clips.reduce((n, c) => n + c.words.length, 0)} words; words timed, MAE starts/ends (ms) of those`);
   console.log(`${''.padEnd(20)}${modes.map(([m]) => m.padEnd(34)).join('')}`);
   try {
     for (const [row, make] of rows) {
       const cells: string[] = [];
-      for (const [, asRecorded, segmentAligner] of modes) {
+      for (const [, modeOpts, segmentAligner] of modes) {
         let timed = 0, words = 0, refused = 0, absStart = 0, nStart = 0, absEnd = 0, nEnd = 0;
         for (const [k, clip] of clips.entries()) {
           const file = path.join(work, `clip-${k}.wav`);
           fs.writeFileSync(file, encodeWav(make(clip), clip.sampleRate));
           words += clip.words.length;
-          const got = await alignRecording({ files: [file], words: tokenizeWords(clip.text).map((t) => t.word), language: 'en-US', aligner: segmentAligner, energyAsRecorded: asRecorded }).catch(() => null);
+          const got = await alignRecording({ files: [file], words: tokenizeWords(clip.text).map((t) => t.word), language: 'en-US', aligner: segmentAligner, ...modeOpts }).catch(() => null);
           if (!got) {
             refused++;
             continue;

@@ -118,8 +118,8 @@ function melFilterbank(sampleRate: number, o: ResolvedFeatureOptions): Float64Ar
   return fb;
 }
 
-/** In-place iterative radix-2 complex FFT. */
-function fft(re: Float64Array, im: Float64Array): void {
+/** In-place iterative radix-2 complex FFT (length a power of two). */
+export function fft(re: Float64Array, im: Float64Array): void {
   const n = re.length;
   for (let i = 1, j = 0; i < n; i++) {
     let bit = n >> 1;
