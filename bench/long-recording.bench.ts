@@ -12,9 +12,10 @@
 // Longer than an hour it is not a longer book: the same ~25 min of units repeat (jfk's sentence
 // 3 times at 60 min, 16 at 360), which makes the text ambiguous; for hours of one book use
 // bench/narrated-book.bench.ts 400 --book war-of-the-worlds (README, round 33).
-// Run: node --import tsx bench/long-recording.bench.ts [minutes=60 | quick] [--aligner dtw] [--seed 11] [--messy-only] [--room-tone 10] [--hum -40] [--scorer stock] [--recognizer stock] (or BENCH_QUICK=1 npm run bench long-recording)
+// Run: node --import tsx bench/long-recording.bench.ts [minutes=60 | quick] [--aligner dtw] [--seed 11] [--messy-only] [--room-tone 10] [--hum -40] [--reverb 1,0 [--keep-reverb]] [--scorer stock] [--recognizer stock] (or BENCH_QUICK=1 npm run bench long-recording)
 //   --room-tone DB: the messy book's files with a real room's tone added DB under their speech (round 36)
 //   --hum DB: the messy book's files with mains hum added at DB dBFS (round 42; not with --room-tone)
+//   --reverb RT60,DRR: the messy book's files heard in a reverberant room (round 43; alone); --keep-reverb: the recogniser hears them as they are
 //   --seed: the messy book with another draw of prompts (held-out variants; 11 is the one looked at while tuning)
 //   --details: the messy book's words timed though never spoken, and its spoken words left untimed
 import { spawnSync } from 'node:child_process';
@@ -30,6 +31,7 @@ import { createLocalSpeech } from '../src/speech/local.ts';
 import { tokenizeWords } from '../src/speech/words.ts';
 import { skipQuick } from './quick.ts';
 import { withRoomTone } from './room-tone.ts';
+import { reverberant } from '../test/helpers/reverb.ts';
 import { cpuSeconds, phaseClock, joinParts, rng, recognizerArg, scorerArg, shuffle, writeMp3 } from './recording-build.ts';
 import { IVR, ivrPrompts, largeMessyBook, librivoxClips, skipFindings, skippedWordCount, smallMessyBook, untimedRuns, spotCheck, type BookPart } from '../test/helpers/messy-book.ts';
 
@@ -39,7 +41,7 @@ if (!fs.existsSync(IVR.en.dir) || !fs.existsSync(IVR.en.text)) skipQuick(`needs 
 const alignerName = args[args.indexOf('--aligner') + 1] && args.includes('--aligner') ? args[args.indexOf('--aligner') + 1]! : 'dtw';
 // worker threads of the per-segment aligner (as the read-along pipeline makes it); --threads 1: in the main thread
 const threads = args.includes('--threads') ? Number(args[args.indexOf('--threads') + 1]) : defaultAlignerThreads();
-const minutes = quick ? 3 : Number(args.find((a, i) => /^\d+(\.\d+)?$/.test(a) && !['--threads', '--seed', '--room-tone', '--hum'].includes(args[i - 1]!)) ?? 60);
+const minutes = quick ? 3 : Number(args.find((a, i) => /^\d+(\.\d+)?$/.test(a) && !['--threads', '--seed', '--room-tone', '--hum', '--reverb'].includes(args[i - 1]!)) ?? 60);
 // --seed N: the messy book with another draw of prompts (held-out variants; 11 is the one looked at while tuning)
 const messySeed = args.includes('--seed') ? Number(args[args.indexOf('--seed') + 1]) : 11;
 // --messy-only: the messy book alone (the held-out seeds, without the hour's two minutes)
@@ -212,18 +214,24 @@ const withHum = (x: Float32Array, db: number) => {
   }
   return x.map((v, i) => (silent[i] ? 0 : v + a * (Math.sin((2 * Math.PI * 50 * i) / 16000) + 0.5 * Math.sin((2 * Math.PI * 150 * i) / 16000 + 1))));
 };
-const files = roomDb === null && humDb === null ? book.files : await Promise.all(book.files.map(async (f, i) => {
-  const out = path.join(roomDb === null ? humDir : roomDir, path.basename(f).replace(/\.\w+$/, '.wav'));
+// --reverb RT60,DRR: every chapter file heard in a room of that reverberation time (s) and direct-to-reverberant
+// ratio (dB) (test/helpers/reverb.ts; round 43), as a lecture recorded from the hall; --keep-reverb: the recogniser
+// hears it as it is (round 42)
+const room = args.includes('--reverb') ? args[args.indexOf('--reverb') + 1]!.split(',').map(Number) : null;
+const reverbDir = path.join(messyDir, `reverb-${room?.join('-')}`);
+if (room) fs.mkdirSync(reverbDir, { recursive: true });
+const files = roomDb === null && humDb === null && !room ? book.files : await Promise.all(book.files.map(async (f, i) => {
+  const out = path.join(room ? reverbDir : roomDb === null ? humDir : roomDir, path.basename(f).replace(/\.\w+$/, '.wav'));
   const pcm = await decodeAudio(f, 16000);
-  fs.writeFileSync(out, encodeWav(roomDb === null ? withHum(pcm, humDb!) : withRoomTone(pcm, roomDb, 7919 * (i + 1)), 16000));
+  fs.writeFileSync(out, encodeWav(room ? reverberant(pcm, 16000, room[0]!, room[1]!, i + 1) : roomDb === null ? withHum(pcm, humDb!) : withRoomTone(pcm, roomDb, 7919 * (i + 1)), 16000));
   return out;
 }));
 const skippedCount = skippedWordCount(book);
 const messyT0 = performance.now();
-const messy = await alignRecording({ recognizerScorer: recognizerArg(args), files, words, blockEnds: book.blockEnds, language: 'en-US', aligner, fallbackAligner: alignerName === 'dtw' ? undefined : fallbackAligner });
+const messy = await alignRecording({ recognizerScorer: recognizerArg(args), files, words, blockEnds: book.blockEnds, language: 'en-US', aligner, fallbackAligner: alignerName === 'dtw' ? undefined : fallbackAligner, suppressReverb: !args.includes('--keep-reverb') });
 const messySecs = (performance.now() - messyT0) / 1000;
 const ms = score(messy, refs, spoken);
-console.log(`messy book${quick ? "" : ` (prompt seed ${messySeed})`}${roomDb === null ? '' : `, room tone ${roomDb} dB under the speech`}${humDb === null ? '' : `, mains hum at ${humDb} dBFS`}: ${files.length} files (shuffled), ${(messy.coverage.audioSeconds / 60).toFixed(1)} min, ${words.length} words of which ${ms.unspoken} never spoken (${skippedCount} in skipped sentences), ${messySecs.toFixed(1)} s:`);
+console.log(`messy book${quick ? "" : ` (prompt seed ${messySeed})`}${roomDb === null ? '' : `, room tone ${roomDb} dB under the speech`}${humDb === null ? '' : `, mains hum at ${humDb} dBFS`}${room ? `, reverberation ${room[0]} s at ${room[1]} dB${args.includes('--keep-reverb') ? ', heard as it is' : ''}` : ''}: ${files.length} files (shuffled), ${(messy.coverage.audioSeconds / 60).toFixed(1)} min, ${words.length} words of which ${ms.unspoken} never spoken (${skippedCount} in skipped sentences), ${messySecs.toFixed(1)} s:`);
 console.log(`  spoken words matched ${(100 * ms.spokenMatched!).toFixed(1)}%, unspoken words given a time: ${ms.unspokenTimed}, audio matching no text ${(100 * messy.coverage.audioUnmatched).toFixed(1)}%, file order ${JSON.stringify(messy.order) === JSON.stringify(book.trueOrder) ? 'right' : 'WRONG'}`);
 const sk = skipFindings(book, messy.skippedSentences);
 if (args.includes('--details')) {

@@ -10,7 +10,9 @@ import { ffmpeg, ffprobe } from '../src/media/ffmpeg.ts';
 import { alignRecording, anchorsAgree, chanceUtterancesCut, claimRegions, edgeSentences, firstWindows, keepSentencesWhole, joinRuns, readingOrder, segmentStart, skippableSentences, speechBetween, trimEdges, unconfirmedEdges, RecordingAlignmentStopped, RecordingInputError, RecordingMismatchError, type RecordingAlignment, type RecordingProgress } from '../src/speech/align/long/recording.ts';
 import { createAligner, type ClosableAligner } from '../src/speech/align/aligners.ts';
 import { balancedBatches, bookDictionary, cepstralMean, createBookRecognizer, recognizerModel, segmentedWords, speechStretches } from '../src/speech/align/long/recognize.ts';
-import { decodeRecordingFile } from '../src/speech/align/long/audio.ts';
+import { decodeRecordingFile, hearThroughRoom, HEARD_REVERB_S, readHeardPcm, readPcm } from '../src/speech/align/long/audio.ts';
+import { lateReverbMargin, reverbTime, withoutLateReverb } from '../src/speech/align/reverb.ts';
+import { reverberant } from './helpers/reverb.ts';
 import { spokenWords } from '../src/speech/align/long/book-lm.ts';
 import { ISLAND_SECONDS, islandsToHear } from '../src/speech/align/long/islands.ts';
 import { MAX_TITLE_GAP_KEYS, titleClaims } from '../src/speech/align/long/titles.ts';
@@ -859,6 +861,27 @@ describe('long recordings: a messy audiobook aligned to its book', () => {
     got.words.forEach((w, i) => expect(Math.abs(w!.start - own.words[i]!.start)).toBeLessThan(0.1));
   }, 60_000);
 
+  it('locates a reading in a ringing room (jfk in a synthetic hall: RT60 1 s, 0 dB direct-to-reverberant), which the recogniser hears with its late reverberation suppressed; as recorded it heard none of the text', async () => {
+    const words = tokenizeWords('And so my fellow Americans, ask not what your country can do for you, ask what you can do for your country.').map((t) => t.word);
+    const dry = path.join(FIX, 'speech', 'jfk.wav');
+    const hall = path.join(TMP, 'jfk-hall.wav');
+    const x = (await decodeRecordingFile(dry, 0, TMP)).pcm;
+    const samples = Float32Array.from(new Int16Array(fs.readFileSync(x).buffer.slice(0)), (v) => v / 32768);
+    fs.writeFileSync(hall, encodeWav(reverberant(samples, 16000, 1, 0), 16000));
+    const heard = await alignRecording({ files: [hall], words, language: 'en-US', aligner, suppressReverb: false }).catch((e: unknown) => e);
+    expect(heard).toBeInstanceOf(RecordingMismatchError);
+    const own = await alignRecording({ files: [dry], words, language: 'en-US', aligner });
+    const got = await alignRecording({ files: [hall], words, language: 'en-US', aligner });
+    expect(got.words.filter((w) => w !== null)).toHaveLength(22);
+    // timed near the dry reading's times, but for the words after jfk's 1.1 s pause, which the
+    // segment aligner reads in the reverberant audio as it is: measured 16 of 22 starts within
+    // 0.1 s of the dry reading's, "ask not what your country can do" 0.06-0.99 s off (README,
+    // *Reverberation*)
+    const off = got.words.map((w, i) => Math.abs(w!.start - own.words[i]!.start));
+    console.log(`jfk in a hall: starts ${(1000 * off.reduce((a, b) => a + b, 0) / 22).toFixed(0)} ms from the dry reading's on average: ${off.map((o) => (1000 * o).toFixed(0)).join(' ')}`);
+    expect(off.filter((o) => o < 0.1).length).toBeGreaterThanOrEqual(14);
+  }, 60_000);
+
   it('fails saying so when the audio is music or noise, not speech', async () => {
     const music = path.join(TMP, 'music.mp3');
     await ffmpeg(['-y', '-stream_loop', '2', '-i', path.join(FIX, 'music', 'colobot-constructive-20s.ogg'), '-t', '60', '-c:a', 'libmp3lame', music]);
@@ -871,6 +894,46 @@ describe('long recordings: a messy audiobook aligned to its book', () => {
       expect((err as Error).message).toMatch(/does not sound like speech/);
     }
   }, 90_000);
+});
+
+describe('long recordings: a ringing room (reverb.ts, audio.ts hearThroughRoom)', () => {
+  const jfk = () => decodeRecordingFile(path.join(FIX, 'speech', 'jfk.wav'), 0, fs.mkdtempSync(path.join(TMP, 'room-')));
+  const samplesOf = (pcm: Buffer) => Float32Array.from(new Int16Array(pcm.buffer, pcm.byteOffset, pcm.length >> 1), (v) => v / 32768);
+
+  it('estimates a dry reading under the line and the same reading in a room of RT60 0.6 s (5 dB) or 1 s (0 dB) over it; a clip of a few words says nothing', async () => {
+    const x = samplesOf(fs.readFileSync((await jfk()).pcm));
+    // measured 0.21, 0.44, 0.64 s
+    expect(reverbTime(x, 16000).rt60).toBeLessThan(0.3);
+    expect(reverbTime(reverberant(x, 16000, 0.6, 5), 16000).rt60).toBeGreaterThan(HEARD_REVERB_S);
+    expect(reverbTime(reverberant(x, 16000, 1, 0), 16000).rt60).toBeGreaterThan(0.55);
+    expect(reverbTime(x.subarray(0, 16000), 16000)).toEqual({ rt60: 0, decays: expect.any(Number) });
+  });
+
+  it('suppresses late reverberation block by block as over the whole recording, and leaves a dry room\'s file as decoded', async () => {
+    const file = await jfk();
+    expect((await hearThroughRoom(file)).heardPcm).toBeUndefined();
+    const x = reverberant(samplesOf(fs.readFileSync(file.pcm)), 16000, 1, 0);
+    const whole = withoutLateReverb(x, 16000, 1);
+    const margin = lateReverbMargin(16000);
+    for (const [a, b] of [[0, 40000], [40000, 123457], [123457, x.length]] as const) {
+      const from = Math.max(0, a - margin);
+      const part = withoutLateReverb(x.subarray(from, Math.min(x.length, b + margin)), 16000, 1, from, a - from, b - from);
+      expect(Math.max(...part.map((v, i) => Math.abs(v - whole[a + i]!)))).toBeLessThan(1e-9);
+    }
+    // a noise burst in the hall: its late reverberation falls (measured 3.8 dB over 0.3-0.8 s), the burst stays (-1.5 dB)
+    let seed = 7;
+    const burst = Float32Array.from({ length: 24000 }, (_, i) => (i < 3200 ? (((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 2 ** 32) - 0.5) * 0.5 : 0));
+    const ringing = reverberant(burst, 16000, 1, 0);
+    const suppressed = withoutLateReverb(ringing, 16000, 1);
+    const db = (v: Float32Array, a: number, z: number) => 10 * Math.log10(v.subarray(a * 16000, z * 16000).reduce((t, y) => t + y * y, 0));
+    expect(db(suppressed, 0.3, 0.8) - db(ringing, 0.3, 0.8)).toBeLessThan(-3);
+    expect(db(suppressed, 0, 0.2) - db(ringing, 0, 0.2)).toBeGreaterThan(-2.5);
+    fs.writeFileSync(file.pcm, Buffer.from(Int16Array.from(x, (v) => Math.round(v * 32767)).buffer));
+    const hall = await hearThroughRoom(file);
+    expect(hall.heardPcm).toBeDefined();
+    expect(hall.reverbTime).toBeGreaterThan(HEARD_REVERB_S);
+    expect(readHeardPcm(hall, 0, hall.duration).length).toBe(readPcm(hall, 0, hall.duration).length);
+  });
 });
 
 describe('long recordings: islands heard again with their own text', () => {

@@ -13,7 +13,7 @@ import { borrowedModel, installedAcousticModels, primaryLanguage, type AcousticM
 import { arpaTrigram, dictionaryText, readDictionary } from './book-lm.ts';
 import { borrowedDictionary } from './borrowed.ts';
 import { yearReading } from '../../spoken-forms.ts';
-import { pcmSamples, RATE, readPcm, type DecodedFile } from './audio.ts';
+import { pcmSamples, RATE, readHeardPcm, type DecodedFile } from './audio.ts';
 import { detectorEnergy } from '../refine.ts';
 import { frameEnergy, mfcc } from '../../../native/index.ts';
 import { recognizerScorer, type RecognizerScorer } from './pocketsphinx-scorer.ts';
@@ -244,17 +244,17 @@ export function createBookRecognizer(words: Iterable<string>, opts: BookRecogniz
             // run is heard worse (measured with pocketsphinx_continuous on the small messy book:
             // 78 of 93 spoken words timed with two cold runs, against 86 with one)
             const win = windows[batches[b]![0]!]!;
-            utterances.push({ name: `run${id}-warm`, pcm: readPcm(decoded[win.file]!, win.start, Math.min(win.end, win.start + WARM_UP)) });
+            utterances.push({ name: `run${id}-warm`, pcm: readHeardPcm(decoded[win.file]!, win.start, Math.min(win.end, win.start + WARM_UP)) });
           }
           // the narrator's speech, its cepstral mean and that of the audio heard last (see `narrator`;
           // a warm-up of the window's own first seconds does not help a sentence after music there)
-          const voice = narrator && !ownMean ? readPcm(decoded[narrator.file]!, narrator.start, Math.min(narrator.end, narrator.start + WARM_UP)) : null;
+          const voice = narrator && !ownMean ? readHeardPcm(decoded[narrator.file]!, narrator.start, Math.min(narrator.end, narrator.start + WARM_UP)) : null;
           const means = voice && { narrator: cepstralMean(voice), last: cepstralMean(utterances[0]!.pcm) };
           for (const w of batches[b]!) {
             const win = windows[w]!;
             const file = decoded[win.file]!;
             const from = Math.max(0, win.start - CONTEXT), to = Math.min(file.duration, win.end + CONTEXT);
-            const pcm = readPcm(file, from, to);
+            const pcm = readHeardPcm(file, from, to);
             speechStretches(pcm, opts.energyAsRecorded).forEach(([a, z], c) => {
               const u = pcm.subarray(2 * Math.round(a * RATE), 2 * Math.round(z * RATE));
               if (voice && means) {

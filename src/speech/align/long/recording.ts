@@ -21,7 +21,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { LecternError } from '../../../core/errors.ts';
 import { SpeechInputError, type AlignedWord, type Aligner, type AlignOptions } from '../../types.ts';
-import { decodeRecordingFile, RATE, readSamples, type DecodedFile, type RecordingChapter } from './audio.ts';
+import { decodeRecordingFile, hearThroughRoom, RATE, readSamples, type DecodedFile, type RecordingChapter } from './audio.ts';
 import { buildTextIndex, chainAnchors, DEFAULT_PACE, fitsPace, measurePace, splitRuns, type Anchor, type HeardIn, type Pace, type TextIndex } from './anchors.ts';
 import { spokenWords } from './book-lm.ts';
 import type { RecognizerScorer } from './pocketsphinx-scorer.ts';
@@ -265,6 +265,8 @@ export interface AlignRecordingOptions {
   recognizerScorer?: RecognizerScorer;
   /** The voice detector reads the energy as recorded even where an offset or the level masks the speech (BookRecognizerOptions; the benches' round-40 baseline). */
   energyAsRecorded?: boolean;
+  /** The recogniser hears a file whose room rings with its late reverberation suppressed (audio.ts hearThroughRoom; default true; false: round 42, the benches' baseline). */
+  suppressReverb?: boolean;
   /**
    * The files' names as the user gave them (upload names; default: the paths' base names), in
    * the order of `files`. A file that matches no text (an opening tune, credits) is placed by
@@ -492,7 +494,8 @@ async function decodeFiles(opts: AlignRecordingOptions, workDir: string, stop: (
     Array.from({ length: Math.min(2, opts.files.length) }, async () => {
       for (let i = nextFile++; i < opts.files.length; i = nextFile++) {
         await stop();
-        decodedFiles[i] = await decodeRecordingFile(opts.files[i]!, i, workDir, opts.signal);
+        const decoded = await decodeRecordingFile(opts.files[i]!, i, workDir, opts.signal);
+        decodedFiles[i] = opts.suppressReverb === false ? decoded : await hearThroughRoom(decoded, opts.signal);
         opts.onProgress?.({ phase: 'decode', done: ++filesDone, total: opts.files.length });
       }
     }),
