@@ -918,15 +918,15 @@ describe('long recordings: a ringing room (reverb.ts, audio.ts hearThroughRoom)'
     for (const [a, b] of [[0, 40000], [40000, 123457], [123457, x.length]] as const) {
       const from = Math.max(0, a - margin);
       const part = withoutLateReverb(x.subarray(from, Math.min(x.length, b + margin)), 16000, 1, from, a - from, b - from);
-      expect(Math.max(...part.map((v, i) => Math.abs(v - whole[a + i]!)))).toBeLessThan(1e-9);
+      expect(Math.max(...part.map((v, i) => Math.abs(v - whole[a + i]!)))).toBeLessThan(1e-6);
     }
-    // a noise burst in the hall: its late reverberation falls (measured 3.8 dB over 0.3-0.8 s), the burst stays (-1.5 dB)
+    // a noise burst in the hall: its late reverberation falls (measured 6.2 dB over 0.3-0.8 s), the burst stays (-1.5 dB)
     let seed = 7;
     const burst = Float32Array.from({ length: 24000 }, (_, i) => (i < 3200 ? (((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 2 ** 32) - 0.5) * 0.5 : 0));
     const ringing = reverberant(burst, 16000, 1, 0);
     const suppressed = withoutLateReverb(ringing, 16000, 1);
     const db = (v: Float32Array, a: number, z: number) => 10 * Math.log10(v.subarray(a * 16000, z * 16000).reduce((t, y) => t + y * y, 0));
-    expect(db(suppressed, 0.3, 0.8) - db(ringing, 0.3, 0.8)).toBeLessThan(-3);
+    expect(db(suppressed, 0.3, 0.8) - db(ringing, 0.3, 0.8)).toBeLessThan(-4.5);
     expect(db(suppressed, 0, 0.2) - db(ringing, 0, 0.2)).toBeGreaterThan(-2.5);
     fs.writeFileSync(file.pcm, Buffer.from(Int16Array.from(x, (v) => Math.round(v * 32767)).buffer));
     const hall = await hearThroughRoom(file);

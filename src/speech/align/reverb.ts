@@ -93,15 +93,25 @@ export function reverbTime(x: Float32Array, rate: number): ReverbTime {
 
 /** Late reverberation is what arrives this long after the direct sound (s). */
 const LATE_S = 0.05;
+/**
+ * Each bin's power is smoothed over frames (recursively, this much of the frame before; Habets'
+ * estimator) before the late part is taken from it and set against it: a reverberant tail's power
+ * is noise-like from frame to frame, and unsmoothed the subtraction took 3.8 dB of a noise burst's
+ * tail in a 1 s room. The messy book in rooms of 0.6 s at 0 dB (seeds 11, 12): 83.0 and 76.3 % of
+ * its spoken words matched with it, 48.6 % and refused without (round 43).
+ */
+const SMOOTHING = 0.5;
+/** Frames the smoothing runs before a block's first (0.5^40: what came before them no longer counts). */
+const SETTLE_FRAMES = 40;
 /** The most a frequency bin is lowered (amplitude; -20 dB): deeper gains leave "musical" noise the recogniser hears as sounds. */
 const MIN_GAIN = 0.1;
 
 /**
- * How much context withoutLateReverb reads before `from` (one frame and the late reverberation's
- * delay) and after `to` (samples; this many, for both). A block processed with this much on each
+ * How much context withoutLateReverb reads before `from` (one frame, the late reverberation's
+ * delay and the smoothing's settling) and after `to` (samples; this many, for both). A block processed with this much on each
  * side gives the samples the whole recording processed at once would.
  */
-export const lateReverbMargin = (rate: number) => frameLength(rate) + Math.round(LATE_S * rate) + frameLength(rate) / 2;
+export const lateReverbMargin = (rate: number) => frameLength(rate) + Math.round(LATE_S * rate) + (SETTLE_FRAMES + 1) * (frameLength(rate) / 2);
 
 /**
  * Samples [from, to) of `x` (whose first sample is sample `offset` of the recording) with the
@@ -121,7 +131,7 @@ export function withoutLateReverb(x: Float32Array, rate: number, rt60: number, o
   const decay = Math.exp((-2 * 3 * Math.log(10) * lateFrames * hop) / (rt60 * rate));
   const bins = N / 2 + 1;
   // frames (absolute index j starts at sample j·hop) that overlap [from, to), and lateFrames before them
-  const first = Math.floor((offset + from - N) / hop) + 1 - lateFrames;
+  const first = Math.floor((offset + from - N) / hop) + 1 - lateFrames - SETTLE_FRAMES;
   const last = Math.floor((offset + to - 1) / hop);
   const past: Float64Array[] = [];
   const out = new Float64Array(to - from);
@@ -135,10 +145,12 @@ export function withoutLateReverb(x: Float32Array, rate: number, rt60: number, o
     }
     fft(re, im);
     const p = new Float64Array(bins);
+    const prev = past.at(-1);
     for (let k = 0; k < bins; k++) p[k] = re[k]! * re[k]! + im[k]! * im[k]!;
+    if (SMOOTHING > 0 && prev) for (let k = 0; k < bins; k++) p[k] = SMOOTHING * prev[k]! + (1 - SMOOTHING) * p[k]!;
     past.push(p);
     const late = past.length > lateFrames ? past.shift()! : null;
-    if (j < first + lateFrames) continue;
+    if (j < first + lateFrames + SETTLE_FRAMES) continue;
     for (let k = 0; k < bins; k++) {
       const g = late && p[k]! > 0 ? Math.sqrt(Math.max(1 - (decay * late[k]!) / p[k]!, MIN_GAIN * MIN_GAIN)) : 1;
       re[k] = re[k]! * g;

@@ -80,8 +80,8 @@ const REVERB_SAMPLE_S = 20;
 /**
  * The suppression assumes a room this many times the estimate: reverbTime reads a room low (its
  * fastest decays), and 1.5 puts the bench's rooms of 0.6 s at 0.63-0.72 s and of 1 s at
- * 0.95-1.02 s. The messy book in a room of 0.6 s at 0 dB: 48.6 % of its spoken words matched at
- * 1.5, refused at 1 (round 43, bench/long-recording --reverb).
+ * 0.95-1.02 s. Chosen on the messy book (seed 11) before reverb.ts smoothed its spectra; 2 with
+ * the smoothing timed 21 unspoken words of seed 12's book in a 1 s room (README, *Reverberation*).
  */
 const REVERB_SCALE = 1.5;
 /** Blocks the suppression is written in (s): memory stays bounded. */
@@ -94,11 +94,12 @@ const REVERB_BLOCK_S = 60;
  * audio lay further from the labels (ends 44.3 -> 52.3 ms) than on the reverberant audio.
  */
 export async function hearThroughRoom(file: DecodedFile, signal?: AbortSignal): Promise<DecodedFile> {
+  // a file of up to all the stretches' length is read whole (overlapping stretches would count its decays twice)
   const stretches: Float32Array[] = [];
-  const count = Math.min(REVERB_SAMPLES, Math.ceil(file.duration / REVERB_SAMPLE_S));
-  for (let i = 0; i < count; i++) {
-    const start = count === 1 ? 0 : ((file.duration - REVERB_SAMPLE_S) * i) / (count - 1);
-    stretches.push(readSamples(file, Math.max(0, start), start + REVERB_SAMPLE_S));
+  if (file.duration <= REVERB_SAMPLES * REVERB_SAMPLE_S) stretches.push(readSamples(file, 0, file.duration));
+  else for (let i = 0; i < REVERB_SAMPLES; i++) {
+    const start = ((file.duration - REVERB_SAMPLE_S) * i) / (REVERB_SAMPLES - 1);
+    stretches.push(readSamples(file, start, start + REVERB_SAMPLE_S));
   }
   const joined = new Float32Array(stretches.reduce((n, s) => n + s.length, 0));
   stretches.reduce((at, s) => (joined.set(s, at), at + s.length), 0);
