@@ -10,7 +10,7 @@ import { ffmpeg, ffprobe } from '../src/media/ffmpeg.ts';
 import { alignRecording, anchorsAgree, chanceUtterancesCut, claimRegions, edgeSentences, firstWindows, keepSentencesWhole, joinRuns, readingOrder, segmentStart, skippableSentences, speechBetween, trimEdges, unconfirmedEdges, RecordingAlignmentStopped, RecordingInputError, RecordingMismatchError, type RecordingAlignment, type RecordingProgress } from '../src/speech/align/long/recording.ts';
 import { createAligner, type ClosableAligner } from '../src/speech/align/aligners.ts';
 import { balancedBatches, bookDictionary, cepstralMean, createBookRecognizer, recognizerModel, segmentedWords, speechStretches } from '../src/speech/align/long/recognize.ts';
-import { decodeRecordingFile, hearThroughRoom, HEARD_REVERB_S, readHeardPcm, readPcm } from '../src/speech/align/long/audio.ts';
+import { decodeRecordingFile, hearThroughRoom, HEARD_REVERB_S, pcmSamples, readHeardPcm, readPcm } from '../src/speech/align/long/audio.ts';
 import { lateReverbMargin, reverbTime, withoutLateReverb } from '../src/speech/align/reverb.ts';
 import { reverberant } from './helpers/reverb.ts';
 import { spokenWords } from '../src/speech/align/long/book-lm.ts';
@@ -865,8 +865,7 @@ describe('long recordings: a messy audiobook aligned to its book', () => {
     const words = tokenizeWords('And so my fellow Americans, ask not what your country can do for you, ask what you can do for your country.').map((t) => t.word);
     const dry = path.join(FIX, 'speech', 'jfk.wav');
     const hall = path.join(TMP, 'jfk-hall.wav');
-    const x = (await decodeRecordingFile(dry, 0, TMP)).pcm;
-    const samples = Float32Array.from(new Int16Array(fs.readFileSync(x).buffer.slice(0)), (v) => v / 32768);
+    const samples = pcmSamples(fs.readFileSync((await decodeRecordingFile(dry, 0, TMP)).pcm));
     fs.writeFileSync(hall, encodeWav(reverberant(samples, 16000, 1, 0), 16000));
     const heard = await alignRecording({ files: [hall], words, language: 'en-US', aligner, suppressReverb: false }).catch((e: unknown) => e);
     expect(heard).toBeInstanceOf(RecordingMismatchError);
@@ -898,10 +897,9 @@ describe('long recordings: a messy audiobook aligned to its book', () => {
 
 describe('long recordings: a ringing room (reverb.ts, audio.ts hearThroughRoom)', () => {
   const jfk = () => decodeRecordingFile(path.join(FIX, 'speech', 'jfk.wav'), 0, fs.mkdtempSync(path.join(TMP, 'room-')));
-  const samplesOf = (pcm: Buffer) => Float32Array.from(new Int16Array(pcm.buffer, pcm.byteOffset, pcm.length >> 1), (v) => v / 32768);
 
   it('estimates a dry reading under the line and the same reading in a room of RT60 0.6 s (5 dB) or 1 s (0 dB) over it; a clip of a few words says nothing', async () => {
-    const x = samplesOf(fs.readFileSync((await jfk()).pcm));
+    const x = pcmSamples(fs.readFileSync((await jfk()).pcm));
     // measured 0.21, 0.44, 0.64 s
     expect(reverbTime(x, 16000).rt60).toBeLessThan(0.3);
     expect(reverbTime(reverberant(x, 16000, 0.6, 5), 16000).rt60).toBeGreaterThan(HEARD_REVERB_S);
@@ -912,7 +910,7 @@ describe('long recordings: a ringing room (reverb.ts, audio.ts hearThroughRoom)'
   it('suppresses late reverberation block by block as over the whole recording, and leaves a dry room\'s file as decoded', async () => {
     const file = await jfk();
     expect((await hearThroughRoom(file)).heardPcm).toBeUndefined();
-    const x = reverberant(samplesOf(fs.readFileSync(file.pcm)), 16000, 1, 0);
+    const x = reverberant(pcmSamples(fs.readFileSync(file.pcm)), 16000, 1, 0);
     const whole = withoutLateReverb(x, 16000, 1);
     const margin = lateReverbMargin(16000);
     for (const [a, b] of [[0, 40000], [40000, 123457], [123457, x.length]] as const) {
