@@ -7,13 +7,18 @@ import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { text } from 'node:stream/consumers';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { CreateMultipartUploadCommand, S3Client, UploadPartCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadServiceConfig } from '../src/config.ts';
 import { STALE_UPLOAD_MS, sweepStorage, UPLOAD_ROW_GRACE_MS } from '../src/jobs/storage-sweep.ts';
+import { readDocumentLanguage } from '../src/jobs/upload-service.ts';
+import { createLogger } from '../src/log.ts';
 import { isOrphanedScratch, jobPrefix, outputKey, scratchName, StorageNotFound, StorageUnavailable, uploadKey, type Storage } from '../src/storage.ts';
 import { createStorage } from '../src/storage/index.ts';
 import type { S3Storage } from '../src/storage/s3.ts';
+import { makeEpub3 } from './helpers/make-documents.ts';
 import { startS3, type TestS3 } from './helpers/s3.ts';
 
 let s3: TestS3;
@@ -288,6 +293,48 @@ describe('S3 store specifics', () => {
     const e3 = await refused.init().catch((e: unknown) => e);
     expect((e3 as Error).message).toMatch(new RegExp(`^cannot use bucket "${s3.bucket}" at ${s3.endpoint.replace(/\./g, '\\.')}: the credentials were refused`));
     for (const s of [missing, down, refused]) await s.close();
+  });
+
+  it("a document's language is read again when the store cuts a ranged body; a read that keeps failing is a warning, a bad document is not", async () => {
+    // A proxy in front of s3rver that cuts the body of ranged GETs mid-way (a dropped connection,
+    // which the SDK does not retry once the headers have come): `cuts` of them, then it forwards.
+    let cuts = 0;
+    const target = new URL(s3.endpoint);
+    const proxy = http.createServer((req, res) => {
+      const up = http.request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (r) => {
+        res.writeHead(r.statusCode!, r.headers);
+        if (req.method === 'GET' && req.headers.range && cuts > 0) {
+          cuts--;
+          r.once('data', (b: Buffer) => res.write(b.subarray(0, Math.ceil(b.length / 2)), () => res.destroy()));
+        } else r.pipe(res);
+      });
+      req.pipe(up);
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    const storage = await makeStorage('s3', { AWS_ENDPOINT_URL_S3: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}` });
+    const lines: { level: number; msg: string; err?: string }[] = [];
+    const log = createLogger('debug', 'test', { write: (l: string) => void lines.push(JSON.parse(l)) });
+    const epub = (id: string) => ({ id, path: uploadKey(id, 'epub'), content_type: 'application/epub+zip' });
+    const book = epub(randomUUID());
+    await storage.put(book.path, Readable.from([makeEpub3({ title: 'Le livre', author: 'A. Auteur', language: 'fr_CA', chapters: [{ title: 'Un', paragraphs: ['Il était une fois.'] }] })]), { contentType: book.content_type });
+
+    cuts = 1;
+    expect(await readDocumentLanguage(storage, book, log)).toBe('fr-CA');
+    expect(cuts).toBe(0);
+    expect(lines.filter((l) => l.level >= 40)).toEqual([]);
+
+    cuts = 1000;
+    expect(await readDocumentLanguage(storage, book, log)).toBeNull();
+    expect(lines.filter((l) => l.level >= 40)).toEqual([expect.objectContaining({ msg: expect.stringMatching(/could not be read; job creation will read it again/), err: expect.stringMatching(/^object store unavailable while reading .*: aborted$/) })]);
+
+    cuts = 0;
+    lines.length = 0;
+    const broken = epub(randomUUID());
+    await storage.put(broken.path, Readable.from([Buffer.from('PK\x03\x04 not really a zip')]), { contentType: broken.content_type });
+    expect(await readDocumentLanguage(storage, broken, log)).toBeNull();
+    expect(lines.map((l) => [l.level, l.msg])).toEqual([[20, 'no declared language read from the document']]);
+    await storage.close();
+    await new Promise((r) => proxy.close(r));
   });
 
   it('at request time an unreachable store is a 503 error naming it', async () => {

@@ -88,15 +88,29 @@ function metaOf(opf: Node, name: string): string | null {
   return t || null;
 }
 
-/** A ByteSource as yauzl's random-access reader: the central directory and the wanted entries are read, nothing else. */
+/**
+ * A ByteSource as yauzl's random-access reader: the central directory and the wanted entries are
+ * read, nothing else. A read that fails (a store's connection cut) is kept in `failure`, so that
+ * it fails the read as itself and not as an unreadable EPUB.
+ */
 class SourceReader extends yauzl.RandomAccessReader {
+  failure: Error | null = null;
   constructor(private readonly source: ByteSource) {
     super();
   }
   override _readStreamForRange(start: number, end: number): Readable {
     const source = this.source;
+    const kept = (e: Error) => (this.failure ??= e);
     return Readable.from((async function* () {
-      for (let at = start; at < end; at += ZIP_READ) yield Buffer.from(await source.read(at, Math.min(end, at + ZIP_READ)));
+      for (let at = start; at < end; at += ZIP_READ) {
+        let chunk: Uint8Array;
+        try {
+          chunk = await source.read(at, Math.min(end, at + ZIP_READ));
+        } catch (e) {
+          throw kept(e as Error);
+        }
+        yield Buffer.from(chunk);
+      }
     })());
   }
 }
@@ -104,8 +118,10 @@ const ZIP_READ = 1024 * 1024;
 
 /** The text entries of the book (markup, package, navigation), or those `wanted` of them. */
 function readZip(file: string | ByteSource, wanted: (name: string) => boolean = () => true): Promise<Map<string, Buffer>> {
+  const reader = typeof file === 'string' ? null : new SourceReader(file);
   return new Promise((resolve, reject) => {
-    const fail = (e: Error) => reject(e instanceof DocumentError ? e : new DocumentError(`the file is not a readable EPUB (${e.message.replace(/\s+/g, ' ')})`));
+    const fail = (e: Error) =>
+      reject(reader?.failure ?? (e instanceof DocumentError ? e : new DocumentError(`the file is not a readable EPUB (${e.message.replace(/\s+/g, ' ')})`)));
     const opened = (err: Error | null, zip?: yauzl.ZipFile) => {
       if (err || !zip) return fail(err ?? new Error('cannot open'));
       const out = new Map<string, Buffer>();
@@ -131,7 +147,7 @@ function readZip(file: string | ByteSource, wanted: (name: string) => boolean = 
       zip.readEntry();
     };
     if (typeof file === 'string') yauzl.open(file, { lazyEntries: true, autoClose: true }, opened);
-    else yauzl.fromRandomAccessReader(new SourceReader(file), file.size, { lazyEntries: true, autoClose: true }, opened);
+    else yauzl.fromRandomAccessReader(reader!, file.size, { lazyEntries: true, autoClose: true }, opened);
   });
 }
 

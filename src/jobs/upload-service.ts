@@ -9,7 +9,8 @@ import { badRequest, conflict, notFound, tooLarge, unsupportedType } from '../co
 import type { Logger } from '../log.ts';
 import { sniff, SNIFF_BYTES } from '../media/sniff.ts';
 import { declaredLanguage, declaresLanguage, type ByteSource } from '../documents/model.ts';
-import { isId, StorageNotFound, uploadKey, type DownloadMeta, type Storage } from '../storage.ts';
+import { DocumentError } from '../documents/types.ts';
+import { isId, StorageNotFound, StorageUnavailable, uploadKey, type DownloadMeta, type Storage } from '../storage.ts';
 import type { JobStore, UploadRecord } from './types.ts';
 
 export const ACCEPTED_UPLOADS = 'PDF, EPUB, Markdown or plain text documents; WAV, MP3, M4A, FLAC or OGG audio; MP4, MOV or WebM video';
@@ -140,14 +141,25 @@ export class UploadService {
  * The language a stored document declares (EPUB dc:language, PDF /Lang), read from the ranges
  * of the object that hold it (a bucket's object is not copied for its metadata); null when it
  * declares none or cannot be read (a job's pipeline then says why).
+ *
+ * A read that fails for another reason than the document (a store's body cut mid-range, which
+ * the SDK does not retry) is tried once more, and logged as a warning if it fails again: the
+ * upload still succeeds, and job creation reads the language again where the record has none.
  */
 export async function readDocumentLanguage(storage: Storage, doc: Pick<UploadRecord, 'id' | 'path' | 'content_type'>, log: Logger): Promise<string | null> {
   if (!declaresLanguage(doc.content_type)) return null;
-  try {
-    return await declaredLanguage(await storedSource(storage, doc.path), doc.content_type);
-  } catch (err) {
-    log.debug({ upload: doc.id, err: (err as Error).message }, 'no declared language read from the document');
-    return null;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await declaredLanguage(await storedSource(storage, doc.path), doc.content_type);
+    } catch (err) {
+      if (err instanceof DocumentError) {
+        log.debug({ upload: doc.id, err: err.message }, 'no declared language read from the document');
+        return null;
+      }
+      if (attempt < 2) continue;
+      log.warn({ upload: doc.id, err: (err as Error).message }, 'the declared language of the document could not be read; job creation will read it again');
+      return null;
+    }
   }
 }
 
@@ -161,7 +173,12 @@ async function storedSource(storage: Storage, key: string): Promise<ByteSource> 
       const last = Math.min(end, size) - 1;
       if (last < begin) return new Uint8Array(0);
       const parts: Buffer[] = [];
-      for await (const chunk of await storage.read(key, { start: begin, end: last })) parts.push(chunk as Buffer);
+      try {
+        for await (const chunk of await storage.read(key, { start: begin, end: last })) parts.push(chunk as Buffer);
+      } catch (err) {
+        if (err instanceof StorageNotFound || err instanceof StorageUnavailable) throw err;
+        throw new StorageUnavailable(`object store unavailable while reading ${key}: ${(err as Error).message}`, { cause: err }); // the body was cut
+      }
       return Buffer.concat(parts);
     },
   };
