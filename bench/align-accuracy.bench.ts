@@ -70,6 +70,8 @@ const sets: Record<string, Clip[]> = {
   'hand, tuning': take(loadHandReferences('tuning')).map(load),
   'hand, held-out': take(loadHandReferences('held-out')).map(load),
   'hand, noisy room (PolyglotDB, outside labels)': loadHandReferences('noisy').map(load),
+  // round 44: phonlab's three example clips, labelled by its author; scored, never tuned on
+  'hand, phonlab (outside labels, untouched)': loadHandReferences('untouched').map(load),
   ...(emuAeDir ? { 'hand, emuR ae (outside labels, outside the repository, --emu-ae)': loadEmuAe(emuAeDir) } : {}),
   'SYNTHETIC Piper-exact, tuning': piper.filter((c) => c.part === 'tuning'),
   'SYNTHETIC Piper-exact, held-out': piper.filter((c) => c.part === 'held-out'),
@@ -131,6 +133,8 @@ const hmmRound36 = await createHmmAligner({ secondModel: 'never', refine: { hmmS
 const dtw = await createDtwAligner();
 const hmmOffsets = ideas ? await createHmmAligner({ offsetsMs: [0, 2.5, 5, 7.5] }) : null;
 const hmmFrate200 = ideas ? await createHmmAligner({ frate: 200 }) : null;
+// round 44, not adopted: a boundary before a word that begins with a stop at its closure's onset
+const hmmClosure = ideas ? await createHmmAligner({ phones: true, refine: { closureReachS: 0.03 } }) : null;
 // how a language no model covers is aligned (long/borrowed.ts): English as if it had no model of
 // its own, heard by the French model with eSpeak's English pronunciations in French phones
 const hmmBorrowed = await createHmmAligner({ model: 'fr-fr-8k' });
@@ -147,6 +151,7 @@ const allAligners: [string, (c: Clip) => Promise<WordTiming[]>][] = [
     ? ([
         ['hmm, 4 offsets averaged', (c) => hmmOffsets.align(c.samples, c.sampleRate, c.text, 'en-US')],
         ['hmm, 5 ms frames', (c) => hmmFrate200.align(c.samples, c.sampleRate, c.text, 'en-US')],
+        ['hmm, stops from their closure (round 44)', (c) => hmmClosure!.align(c.samples, c.sampleRate, c.text, 'en-US')],
       ] as [string, (c: Clip) => Promise<WordTiming[]>][])
     : []),
   ['hmm, borrowed fr-fr model', (c) => hmmBorrowed.align(c.samples, c.sampleRate, c.text, 'en-US')],

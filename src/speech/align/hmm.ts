@@ -65,7 +65,7 @@ export interface HmmAlignerOptions {
    * reads after these: set there, they have no effect.
    */
   decoderConfig?: Record<string, number | string>;
-  /** Give word segments the phones of the pronunciation the search chose (the bench's `ideas`). */
+  /** Give word segments the phones of the pronunciation the search chose (the bench's `ideas`; RefineParams.closureReachS needs them). */
   phones?: boolean;
   /** Decode with this installed acoustic model (its name, e.g. en-us-8k) whatever the audio's band (the bench's `ideas`), and with it alone. */
   model?: string;
