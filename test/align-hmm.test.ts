@@ -359,6 +359,40 @@ describe('refinement: a boundary between two joined words moves to the spectral 
   });
 });
 
+describe('refinement, bench option closureReachS (round 44, off by default): a word that begins with a stop starts at its closure', () => {
+  // a vowel-like buzz until 0.4 s, falling 30 dB over its last 20 ms, a near-silent closure, then a burst of hiss at 0.48 s
+  const RATE = 16000;
+  const audio = new Float32Array(RATE);
+  let seed = 3;
+  for (let i = 0; i < audio.length; i++) {
+    const t = i / RATE;
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    const noise = seed / 2 ** 31 - 0.5;
+    const gain = t < 0.38 ? 1 : t < 0.4 ? 10 ** ((-30 * (t - 0.38)) / 0.02 / 20) : 0.03;
+    audio[i] = t < 0.48 ? gain * (0.3 * Math.sin(2 * Math.PI * 180 * t) + 0.2 * Math.sin(2 * Math.PI * 900 * t) + 0.1 * Math.sin(2 * Math.PI * 2400 * t)) + 0.001 * noise : 0.4 * noise;
+  }
+  native.loadNative();
+  const energy = native.frameEnergy(audio, RATE, { frameMs: 25, hopMs: 10 });
+  const change = spectralChangeOf(audio, RATE, native.melSpectrogram);
+  // the HMM put the boundary inside the closure, 40 ms after the vowel's fall
+  const segs = (phones: string[]): Segment[] => [
+    { kind: 'word', start: 0.1, end: 0.43, phones: ['AH'] },
+    { kind: 'word', start: 0.43, end: 0.9, phones },
+  ];
+  const params = { hmmShiftS: 0, gapFrames: 0, closureReachS: 0.05 };
+
+  it('moves the boundary back to the steepest fall of the level before a stop, not before a vowel, and not with the option off', () => {
+    const [, stop] = refineBoundaries([{ segments: segs(['T', 'UW']) }], energy, 0.01, params, change);
+    expect(stop![0]).toBeGreaterThan(0.38);
+    expect(stop![0]).toBeLessThan(0.405);
+    const [, vowel] = refineBoundaries([{ segments: segs(['AA', 'N']) }], energy, 0.01, params, change);
+    expect(Math.abs(vowel![0] - 0.43)).toBeLessThanOrEqual(0.0101); // snapped within its 10 ms, no further
+    const [, off] = refineBoundaries([{ segments: segs(['T', 'UW']) }], energy, 0.01, { ...params, closureReachS: 0 }, change);
+    expect(Math.abs(off![0] - 0.43)).toBeLessThanOrEqual(0.0101);
+    expect(DEFAULT_REFINE.closureReachS).toBe(0);
+  });
+});
+
 describe('refinement in a noisy room: pause edges stay where the HMM put them', () => {
   it("times PolyglotDB's room recording (loud frames 17 dB over the floor) within 40 ms, where the signal's edges cut words short", async () => {
     // measured 26.8/22.3 ms starts/ends with the second model's decode (round 39; 28.7/24.2 with round 38's means everywhere), 31.6/30.9 without it (34.8/32.9 before round 37's
