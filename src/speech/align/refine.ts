@@ -126,7 +126,7 @@ export interface SpectralChange {
   values: Float32Array;
   hopS: number;
   centreS: number;
-  /** Each frame's level: the mean log-mel energy of its bands above the voicing bar (above about 300 Hz). */
+  /** Each frame's level: the mean log-mel energy of its bands above the voicing bar (above about 280 Hz). */
   level?: Float32Array;
 }
 
@@ -158,7 +158,7 @@ function spectralChange(mel: { frames: number; dims: number; data: Float32Array 
 
 /** Log-mel framing for spectralChange: 20 ms frames every 5 ms (the HMM's frames are 10 ms). */
 const CHANGE_FRAMING = { frameMs: 20, hopMs: 5, nMels: 40 };
-/** The first of the 40 mel bands that SpectralChange.level counts (bands 0-3 lie under about 300 Hz at 16 kHz: a voiced closure's bar). */
+/** The first of the 40 mel bands that SpectralChange.level counts (bands 0-3 lie under about 280 Hz: a voiced closure's bar). */
 const LEVEL_FROM_BAND = 4;
 
 type MelSpectrogram = (samples: Float32Array, sampleRate: number, opts: typeof CHANGE_FRAMING) => { frames: number; dims: number; data: Float32Array };
