@@ -18,7 +18,7 @@
 // its features and energy, each against round 41's reading of the hummed audio (the read-along's
 // segments too); rows 'buzz' add a 60 Hz hum with nine harmonics, as a ground
 // loop gives.
-// Round 43: reverberation (rows 'reverb': bench/reverb.ts, a room's decay of RT60 s at a
+// Round 43: reverberation (rows 'reverb': test/helpers/reverb.ts, a room's decay of RT60 s at a
 // direct-to-reverberant ratio); the read-along's recogniser hears a ringing room's audio with its
 // late reverberation suppressed (audio.ts hearThroughRoom), against round 42's hearing it as it is.
 // Run: node --import tsx bench/align-levels.bench.ts [quick] [--emu-ae DIR] [--rows WORDS] (only the rows whose name holds one of the comma-separated WORDS)

@@ -373,7 +373,7 @@ describe('refinement, bench option closureReachS (round 44, off by default): a w
   }
   native.loadNative();
   const energy = native.frameEnergy(audio, RATE, { frameMs: 25, hopMs: 10 });
-  const change = spectralChangeOf(audio, RATE, native.melSpectrogram);
+  const change = spectralChangeOf(audio, RATE, native.melSpectrogram, true);
   // the HMM put the boundary inside the closure, 40 ms after the vowel's fall
   const segs = (phones: string[]): Segment[] => [
     { kind: 'word', start: 0.1, end: 0.43, phones: ['AH'] },

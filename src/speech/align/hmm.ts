@@ -559,7 +559,7 @@ function timeWords(st: HmmState, d: Decoded): AlignedWord[] {
   if (!d.decodes.length) return d.tokens.map((word) => ({ word, start: 0, end: 0 }));
   if (st.opts.raw) return wordTimings(d, rawSpans(d.decodes));
   const energy = d.energy ?? frameEnergyOf(st, d.audio);
-  const change = spectralChangeOf(d.audio, RATE, st.native.melSpectrogram);
+  const change = spectralChangeOf(d.audio, RATE, st.native.melSpectrogram, (st.opts.refine?.closureReachS ?? 0) > 0);
   const spans = refineBoundaries(d.decodes, energy, HOP_S, st.opts.refine, change);
   return wordTimings(d, spans);
 }

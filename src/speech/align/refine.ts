@@ -126,7 +126,7 @@ export interface SpectralChange {
   values: Float32Array;
   hopS: number;
   centreS: number;
-  /** Each frame's level: the mean log-mel energy of its bands above the voicing bar (above about 280 Hz). */
+  /** Each frame's level (spectralChangeOf's `withLevel`): the mean log-mel energy of its bands above the voicing bar (above about 280 Hz). */
   level?: Float32Array;
 }
 
@@ -135,7 +135,7 @@ export interface SpectralChange {
  * frames either side of each frame, smoothed [1 2 1]/4. Peaks where one sound gives way to
  * another, which is where hand labellers put a boundary between two words in running speech.
  */
-function spectralChange(mel: { frames: number; dims: number; data: Float32Array }, hopS: number, frameS: number): SpectralChange {
+function spectralChange(mel: { frames: number; dims: number; data: Float32Array }, hopS: number, frameS: number, withLevel: boolean): SpectralChange {
   const raw = new Float32Array(mel.frames);
   for (let f = 1; f + 1 < mel.frames; f++) {
     let d = 0;
@@ -147,6 +147,7 @@ function spectralChange(mel: { frames: number; dims: number; data: Float32Array 
   }
   const values = new Float32Array(mel.frames);
   for (let f = 1; f + 1 < mel.frames; f++) values[f] = 0.25 * raw[f - 1]! + 0.5 * raw[f]! + 0.25 * raw[f + 1]!;
+  if (!withLevel) return { values, hopS, centreS: frameS / 2 };
   const level = new Float32Array(mel.frames);
   for (let f = 0; f < mel.frames; f++) {
     let sum = 0;
@@ -163,9 +164,12 @@ const LEVEL_FROM_BAND = 4;
 
 type MelSpectrogram = (samples: Float32Array, sampleRate: number, opts: typeof CHANGE_FRAMING) => { frames: number; dims: number; data: Float32Array };
 
-/** The spectral change of a signal, framed as the refinement expects (`mel`: the native addon's or the reference's melSpectrogram). */
-export function spectralChangeOf(samples: Float32Array, sampleRate: number, mel: MelSpectrogram): SpectralChange {
-  return spectralChange(mel(samples, sampleRate, CHANGE_FRAMING), CHANGE_FRAMING.hopMs / 1000, CHANGE_FRAMING.frameMs / 1000);
+/**
+ * The spectral change of a signal, framed as the refinement expects (`mel`: the native addon's or
+ * the reference's melSpectrogram); `withLevel`: with each frame's level too (RefineParams.closureReachS).
+ */
+export function spectralChangeOf(samples: Float32Array, sampleRate: number, mel: MelSpectrogram, withLevel = false): SpectralChange {
+  return spectralChange(mel(samples, sampleRate, CHANGE_FRAMING), CHANGE_FRAMING.hopMs / 1000, CHANGE_FRAMING.frameMs / 1000, withLevel);
 }
 
 /**

@@ -147,7 +147,7 @@ export function withoutLateReverb(x: Float32Array, rate: number, rt60: number, o
     const p = new Float64Array(bins);
     const prev = past.at(-1);
     for (let k = 0; k < bins; k++) p[k] = re[k]! * re[k]! + im[k]! * im[k]!;
-    if (SMOOTHING > 0 && prev) for (let k = 0; k < bins; k++) p[k] = SMOOTHING * prev[k]! + (1 - SMOOTHING) * p[k]!;
+    if (prev) for (let k = 0; k < bins; k++) p[k] = SMOOTHING * prev[k]! + (1 - SMOOTHING) * p[k]!;
     past.push(p);
     const late = past.length > lateFrames ? past.shift()! : null;
     if (j < first + lateFrames + SETTLE_FRAMES) continue;

@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ffmpeg, ffprobe } from '../../../media/ffmpeg.ts';
 import { LecternError } from '../../../core/errors.ts';
+import { toPcm16 } from '../../../media/wav.ts';
 import { lateReverbMargin, reverbTime, withoutLateReverb } from '../reverb.ts';
 
 export const RATE = 16000;
@@ -116,7 +117,7 @@ export async function hearThroughRoom(file: DecodedFile, signal?: AbortSignal): 
       const x = readSamples(file, from, end + margin);
       const at = Math.round((start - from) * RATE);
       const y = withoutLateReverb(x, RATE, REVERB_SCALE * rt60, Math.round(from * RATE), at, at + Math.round((end - start) * RATE));
-      fs.writeSync(fd, Buffer.from(Int16Array.from(y, (v) => Math.max(-32768, Math.min(32767, Math.round(v * 32768)))).buffer));
+      fs.writeSync(fd, toPcm16(y));
       // a turn of the event loop between blocks: progress and stop requests are seen
       await new Promise((r) => setImmediate(r));
     }
