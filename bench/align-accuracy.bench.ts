@@ -15,7 +15,9 @@
 // inst/extdata/rawDemoData folder, with wavFiles/ and annotationFiles/): 7 read sentences of one
 // Australian English speaker, word edges from the Text tier of its TextGrids (the EMU "ae" demo
 // database, segmented by hand by its authors). Scored as found in round 37; tuning data since.
-// Run: node --import tsx bench/align-accuracy.bench.ts [quick] [ideas] [--emu-ae DIR]
+// A second one, never tuned on: `--ultratrace DIR` (bench/ultratrace.ts: one reading of "The North
+// Wind and the Sun", 117 words labelled by hand in UltraTrace's history).
+// Run: node --import tsx bench/align-accuracy.bench.ts [quick] [ideas] [--emu-ae DIR] [--ultratrace DIR]
 //   (BENCH_ONLY='lectern hmm,lectern dtw': only the aligners so named in the tables)
 //   (installs echogarden into bench/.peers on first run and makes the Piper set into
 //   bench/.cache on first run; `quick` uses two clips per set and 20 Piper sentences)
@@ -29,6 +31,7 @@ import { DIGITAL_SILENCE_LOCATE } from '../src/speech/align/refine.ts';
 import type { WordTiming } from '../src/speech/types.ts';
 import { tokenizeWords } from '../src/speech/words.ts';
 import { emuAeArg, loadEmuAe } from './emu-ae.ts';
+import { loadUltraTrace, ultraTraceArg } from './ultratrace.ts';
 import { piperExactClips, PIPER_EXACT_DIR } from './piper-exact.ts';
 import { plainPocketsphinx } from './plain-pocketsphinx.ts';
 import { skipQuick } from './quick.ts';
@@ -61,6 +64,8 @@ const fixtureRefs: HandReference[] = readdirSync(path.join(root, 'test/fixtures/
 const take = <T>(xs: T[]) => (quick ? xs.slice(0, 2) : xs);
 
 const emuAeDir = emuAeArg();
+const ultraTraceDir = ultraTraceArg();
+const untouched = loadHandReferences('untouched');
 interface ExactPart {
   samples: Float32Array;
   text: string;
@@ -71,7 +76,10 @@ const sets: Record<string, Clip[]> = {
   'hand, held-out': take(loadHandReferences('held-out')).map(load),
   'hand, noisy room (PolyglotDB, outside labels)': loadHandReferences('noisy').map(load),
   // round 44: phonlab's three example clips, labelled by its author; scored, never tuned on
-  'hand, phonlab (outside labels, untouched)': loadHandReferences('untouched').map(load),
+  'hand, phonlab (outside labels, untouched)': untouched.filter((r) => r.audio.startsWith('phonlab-')).map(load),
+  // round 45: ProMo's four example sentences, labelled by its author; scored, never tuned on
+  'hand, ProMo (outside labels, untouched)': untouched.filter((r) => r.audio.startsWith('promo-')).map(load),
+  ...(ultraTraceDir ? { 'hand, UltraTrace North Wind (outside labels, outside the repository, untouched, --ultratrace)': loadUltraTrace(ultraTraceDir) } : {}),
   ...(emuAeDir ? { 'hand, emuR ae (outside labels, outside the repository, --emu-ae)': loadEmuAe(emuAeDir) } : {}),
   'SYNTHETIC Piper-exact, tuning': piper.filter((c) => c.part === 'tuning'),
   'SYNTHETIC Piper-exact, held-out': piper.filter((c) => c.part === 'held-out'),
@@ -166,10 +174,18 @@ for (const [, run] of aligners) await run(sets['hand, tuning']![0]!);
 
 const ms = (x: number) => (1000 * x).toFixed(1).padStart(6);
 const pct = (a: number, b: number) => `${((100 * a) / Math.max(1, b)).toFixed(1).padStart(5)} %`;
+const header = 'aligner                          MAE start  MAE end  bias s/e (ms)   within 20   within 50   edges   RTF (median per clip)';
+const row = (name: string, sc: Score, tail: string) => {
+  const edges = sc.nStart + sc.nEnd;
+  return `${name.padEnd(32)} ${ms(sc.absStart / sc.nStart)}  ${ms(sc.absEnd / sc.nEnd)}  ${ms(sc.signedStart / sc.nStart)}/${ms(sc.signedEnd / sc.nEnd).trim()}   ${pct(sc.within20, edges)}   ${pct(sc.within50, edges)}   ${String(edges).padStart(5)}   ${tail}`;
+};
+// the untouched sets' scores, pooled after the loop: each set alone is small
+const pooled = new Map<string, Score>();
+const untouchedSets = Object.keys(sets).filter((k) => k.includes('untouched'));
 for (const [setName, clips] of Object.entries(sets)) {
   const seconds = clips.reduce((s, c) => s + c.samples.length / c.sampleRate, 0);
   console.log(`\n${setName}: ${clips.length} clips, ${seconds.toFixed(1)} s of speech`);
-  console.log('aligner                          MAE start  MAE end  bias s/e (ms)   within 20   within 50   edges   RTF (median per clip)');
+  console.log(header);
   for (const [name, run] of aligners) {
     const sc: Score = emptyScore();
     const rtf: number[] = [];
@@ -185,11 +201,18 @@ for (const [setName, clips] of Object.entries(sets)) {
       rtf.push((performance.now() - t0) / 1000 / (c.samples.length / c.sampleRate));
     }
     rtf.sort((a, b) => a - b);
-    const edges = sc.nStart + sc.nEnd;
-    console.log(
-      `${name.padEnd(32)} ${ms(sc.absStart / sc.nStart)}  ${ms(sc.absEnd / sc.nEnd)}  ${ms(sc.signedStart / sc.nStart)}/${ms(sc.signedEnd / sc.nEnd).trim()}   ${pct(sc.within20, edges)}   ${pct(sc.within50, edges)}   ${String(edges).padStart(5)}   ${rtf[rtf.length >> 1]!.toFixed(3)}${failed ? `  (${failed} clips failed)` : ''}`,
-    );
+    console.log(row(name, sc, `${rtf[rtf.length >> 1]!.toFixed(3)}${failed ? `  (${failed} clips failed)` : ''}`));
+    if (untouchedSets.includes(setName)) {
+      const into = pooled.get(name) ?? emptyScore();
+      for (const k of Object.keys(into) as (keyof Score)[]) into[k] += sc[k];
+      pooled.set(name, into);
+    }
   }
+}
+if (untouchedSets.length > 1) {
+  console.log(`\nhand, untouched sets pooled (${untouchedSets.map((k) => k.split(/[ ,]+/)[1]).join(' + ')}; never used to choose anything)`);
+  console.log(header);
+  for (const [name, sc] of pooled) console.log(row(name, sc, ''));
 }
 
 // per-call overhead and memory: one sentence after another, as when a Piper narration is aligned per chunk

@@ -17,8 +17,9 @@ export interface EmuAeClip extends HandReference {
   file: string;
 }
 
-/** The intervals of one tier of a Praat TextGrid (long text format). */
+/** The intervals of one tier of a Praat TextGrid (long or short text format). */
 export function textGridTier(text: string, tier: string): { start: number; end: number; label: string }[] {
+  if (!/item \[\d+\]:/.test(text)) return shortTextGridTier(text, tier);
   const item = text
     .split(/item \[\d+\]:/)
     .slice(1)
@@ -26,6 +27,28 @@ export function textGridTier(text: string, tier: string): { start: number; end: 
   if (!item) throw new Error(`no tier "${tier}"`);
   // Praat writes a quote inside a label as two
   return [...item.matchAll(/xmin = ([-+\d.eE]+)\s*xmax = ([-+\d.eE]+)\s*text = "((?:[^"]|"")*)"/g)].map((m) => ({ start: Number(m[1]), end: Number(m[2]), label: m[3]!.replace(/""/g, '"') }));
+}
+
+/**
+ * The short text format (Praat's "Save as short text file"; ProMo's grids): the same values, one per
+ * line and unnamed: each tier is its class, name, xmin, xmax, count, then xmin, xmax, text per interval.
+ */
+function shortTextGridTier(text: string, tier: string): { start: number; end: number; label: string }[] {
+  // values in order: numbers, and strings ("" inside one is a quote; a string may span lines)
+  const values = [...text.matchAll(/"((?:[^"]|"")*)"|([-+\d.eE]+)|<exists>/g)].map((m) => (m[1] !== undefined ? m[1].replace(/""/g, '"') : m[2] !== undefined ? Number(m[2]) : null));
+  for (let i = 0; i + 4 < values.length; i++) {
+    if (values[i] !== 'IntervalTier' && values[i] !== 'TextTier') continue;
+    const count = values[i + 4] as number;
+    if (values[i + 1] !== tier) {
+      i += 4 + count * (values[i] === 'IntervalTier' ? 3 : 2);
+      continue;
+    }
+    if (values[i] !== 'IntervalTier') break;
+    const out: { start: number; end: number; label: string }[] = [];
+    for (let k = 0, at = i + 5; k < count; k++, at += 3) out.push({ start: values[at] as number, end: values[at + 1] as number, label: values[at + 2] as string });
+    return out;
+  }
+  throw new Error(`no tier "${tier}"`);
 }
 
 /** Every word of the Text tiers under `dir` (wavFiles/, annotationFiles/), both edges scored. */
