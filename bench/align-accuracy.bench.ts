@@ -27,6 +27,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createDtwAligner } from '../src/speech/align/dtw.ts';
 import { createHmmAligner } from '../src/speech/align/hmm.ts';
+import { alignRecording } from '../src/speech/align/long/recording.ts';
 import { DIGITAL_SILENCE_LOCATE } from '../src/speech/align/refine.ts';
 import type { WordTiming } from '../src/speech/types.ts';
 import { tokenizeWords } from '../src/speech/words.ts';
@@ -213,6 +214,27 @@ if (untouchedSets.length > 1) {
   console.log(`\nhand, untouched sets pooled (${untouchedSets.map((k) => k.split(/[ ,]+/)[1]).join(' + ')}; never used to choose anything)`);
   console.log(header);
   for (const [name, sc] of pooled) console.log(row(name, sc, ''));
+}
+
+// round 45: the same clips through the read-along (alignRecording: each clip one recording, located
+// by the book recogniser and aligned segment by segment, as a user's file is), on the real sets
+// whose clips are long enough to be recordings (10 s or more: the noisy room, UltraTrace)
+for (const [setName, clips] of Object.entries(sets).filter(([k, cs]) => k.startsWith('hand') && cs.every((c) => c.samples.length / c.sampleRate >= 10))) {
+  if (quick) break;
+  const sc = emptyScore();
+  let timed = 0, words = 0;
+  for (const c of clips) {
+    const file = c.file ?? path.join(speechDir, c.audio);
+    const got = await alignRecording({ files: [file], words: tokenizeWords(c.text).map((t) => t.word), language: 'en-US', aligner: hmm });
+    words += c.words.length;
+    // untimed words (none so far) are left out of the score and counted apart
+    const kept = c.words.map((r, i) => ({ r, w: got.words[i] })).filter((x) => x.w);
+    timed += kept.length;
+    scoreAgainst(kept.map((x) => ({ word: x.r.word, start: x.w!.globalStart, end: x.w!.globalEnd })), { ...c, words: kept.map((x) => x.r) }, sc);
+  }
+  console.log(`\nread-along (alignRecording, each clip one recording) on ${setName}: ${timed} of ${words} words timed`);
+  console.log(header);
+  console.log(row('lectern read-along (hmm)', sc, ''));
 }
 
 // per-call overhead and memory: one sentence after another, as when a Piper narration is aligned per chunk
