@@ -35,7 +35,7 @@ export function textGridTier(text: string, tier: string): { start: number; end: 
  */
 function shortTextGridTier(text: string, tier: string): { start: number; end: number; label: string }[] {
   // values in order: numbers, and strings ("" inside one is a quote; a string may span lines)
-  const values = [...text.matchAll(/"((?:[^"]|"")*)"|([-+\d.eE]+)|<exists>/g)].map((m) => (m[1] !== undefined ? m[1].replace(/""/g, '"') : m[2] !== undefined ? Number(m[2]) : null));
+  const values = [...text.matchAll(/"((?:[^"]|"")*)"|([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)|<exists>/g)].map((m) => (m[1] !== undefined ? m[1].replace(/""/g, '"') : m[2] !== undefined ? Number(m[2]) : null));
   for (let i = 0; i + 4 < values.length; i++) {
     if (values[i] !== 'IntervalTier' && values[i] !== 'TextTier') continue;
     const count = values[i + 4] as number;
