@@ -219,8 +219,8 @@ if (untouchedSets.length > 1) {
 // round 45: the same clips through the read-along (alignRecording: each clip one recording, located
 // by the book recogniser and aligned segment by segment, as a user's file is), on the real sets
 // whose clips are long enough to be recordings (10 s or more: the noisy room, UltraTrace)
-for (const [setName, clips] of Object.entries(sets).filter(([k, cs]) => k.startsWith('hand') && cs.every((c) => c.samples.length / c.sampleRate >= 10))) {
-  if (quick) break;
+const recordingSets = quick ? [] : Object.entries(sets).filter(([k, cs]) => k.startsWith('hand') && cs.every((c) => c.samples.length / c.sampleRate >= 10));
+for (const [setName, clips] of recordingSets) {
   const sc = emptyScore();
   let timed = 0, words = 0;
   for (const c of clips) {
